@@ -1,0 +1,294 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Reason says why a directory reader did not read a path.
+type Reason string
+
+// The reasons a path is omitted from a snapshot.
+const (
+	// ReasonEscape: a link resolves outside the filesystem-resolved root.
+	ReasonEscape Reason = "escapes-root"
+	// ReasonCycle: a link loop, or a link to a directory that contains it.
+	ReasonCycle Reason = "cycle"
+	// ReasonBroken: a link whose target does not exist.
+	ReasonBroken Reason = "broken-link"
+	// ReasonSpecial: a fifo, socket, device or other non-regular file.
+	ReasonSpecial Reason = "special-file"
+	// ReasonName: a name no package path can hold (a backslash, say).
+	ReasonName Reason = "invalid-name"
+)
+
+// Omission is a path a directory reader saw and did not read.
+type Omission struct {
+	Path   string // package path of the entry (a link's own path, not its target)
+	Reason Reason
+}
+
+// ErrNotRegular is matched by the error a strict read returns for a link or
+// a special file.
+var ErrNotRegular = errors.New("not a regular file or directory")
+
+// Options control ReadDir. The zero value reads with default limits.
+type Options struct {
+	Limits Limits
+	// Strict makes any link, special file or unrepresentable name an error
+	// (wrapping ErrNotRegular) instead of an omission. Publishers use it:
+	// what they pack must be exactly what is on disk.
+	Strict bool
+}
+
+// maxLinkHops bounds the links followed to resolve one path, as the
+// kernel's own ELOOP limit does.
+const maxLinkHops = 40
+
+// ReadDir reads the plugin directory at root into a snapshot.
+//
+// The root is first resolved through links (the "filesystem-resolved plugin
+// root" of spec section 4.1). Every path below it is then judged after
+// resolving its links component by component against that root, without
+// ever opening anything outside it: a link whose target stays inside is read
+// and its bytes kept under the link's own path; a link that escapes, loops
+// or dangles, and special files, are recorded in Snapshot.Omitted. Empty
+// directories leave no trace.
+//
+// Hitting a limit is an error wrapping ErrLimit that names it. Callers must
+// keep the directory stable while it is read: this guards against links,
+// not against a concurrent hostile writer racing the reader.
+func ReadDir(root string, opts Options) (*Snapshot, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", root)
+	}
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	w := &walker{
+		root:   r,
+		real:   real,
+		opts:   opts,
+		limits: opts.Limits.withDefaults(),
+		snap:   &Snapshot{Files: map[string][]byte{}, Modes: map[string]fs.FileMode{}},
+		stack:  map[string]bool{},
+	}
+	if err := w.dir(".", "", 0); err != nil {
+		return nil, err
+	}
+	sort.Slice(w.snap.Omitted, func(i, j int) bool { return w.snap.Omitted[i].Path < w.snap.Omitted[j].Path })
+	return w.snap, nil
+}
+
+type walker struct {
+	root   *os.Root
+	real   string // absolute, link-free path of the root
+	opts   Options
+	limits Limits
+	snap   *Snapshot
+	total  int64
+	stack  map[string]bool // link-free directories being walked: a link back to one is a cycle
+}
+
+func (w *walker) omit(pkg string, why Reason) error {
+	if w.opts.Strict {
+		return fmt.Errorf("%w: %s: %s", ErrNotRegular, pkg, why)
+	}
+	w.snap.Omitted = append(w.snap.Omitted, Omission{Path: pkg, Reason: why})
+	return nil
+}
+
+// dir walks the link-free directory real, whose package path is pkg.
+func (w *walker) dir(real, pkg string, depth int) error {
+	if depth > w.limits.MaxDepth {
+		return &LimitError{Limit: "MaxDepth", Value: int64(w.limits.MaxDepth), Path: pkg}
+	}
+	w.stack[real] = true
+	defer delete(w.stack, real)
+	f, err := w.root.Open(real)
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		name := e.Name()
+		childPkg := path.Join(pkg, name)
+		if CheckPath(childPkg) != nil {
+			if err := w.omit(childPkg, ReasonName); err != nil {
+				return err
+			}
+			continue
+		}
+		childReal := path.Join(real, name)
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			if w.opts.Strict {
+				return fmt.Errorf("%w: %s: symbolic link", ErrNotRegular, childPkg)
+			}
+			target, why := w.resolve(childReal)
+			if why != "" {
+				w.snap.Omitted = append(w.snap.Omitted, Omission{Path: childPkg, Reason: why})
+				continue
+			}
+			fi, err := w.root.Lstat(target)
+			if err != nil {
+				return err
+			}
+			childReal, typ = target, fi.Mode().Type()
+		}
+		switch {
+		case typ.IsDir():
+			if w.stack[childReal] {
+				if err := w.omit(childPkg, ReasonCycle); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.dir(childReal, childPkg, depth+1); err != nil {
+				return err
+			}
+		case typ.IsRegular():
+			if err := w.file(childReal, childPkg); err != nil {
+				return err
+			}
+		default:
+			if err := w.omit(childPkg, ReasonSpecial); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// file reads the link-free regular file real into the snapshot as pkg.
+func (w *walker) file(real, pkg string) error {
+	if len(w.snap.Files) >= w.limits.MaxFiles {
+		return &LimitError{Limit: "MaxFiles", Value: int64(w.limits.MaxFiles), Path: pkg}
+	}
+	// O_NONBLOCK: should the file have been swapped for a fifo since it was
+	// listed, opening it must not hang; the Stat below then refuses it.
+	f, err := w.root.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return w.omit(pkg, ReasonSpecial)
+	}
+	if fi.Size() > w.limits.MaxFileBytes {
+		return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, w.limits.MaxFileBytes+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > w.limits.MaxFileBytes {
+		return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
+	}
+	w.total += int64(len(b))
+	if w.total > w.limits.MaxTotalBytes {
+		return &LimitError{Limit: "MaxTotalBytes", Value: w.limits.MaxTotalBytes, Path: pkg}
+	}
+	w.snap.Files[pkg] = b
+	w.snap.Modes[pkg] = fi.Mode().Perm()
+	return nil
+}
+
+// resolve follows the link at the root-relative path p, component by
+// component, and returns the link-free root-relative path it names. Only
+// paths inside the root are ever looked at: a ".." above the root, or an
+// absolute target outside the resolved root, stops the walk as an escape
+// before anything there is touched.
+func (w *walker) resolve(p string) (string, Reason) {
+	var done []string
+	pending := strings.Split(p, "/")
+	for hops := 0; len(pending) > 0; {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", ReasonEscape
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cand := path.Join(append(done, c)...)
+		fi, err := w.root.Lstat(cand)
+		if err != nil {
+			return "", ReasonBroken
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !fi.IsDir() && len(pending) > 0 {
+				return "", ReasonBroken
+			}
+			done = append(done, c)
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "", ReasonCycle
+		}
+		target, err := w.root.Readlink(cand)
+		if err != nil {
+			return "", ReasonBroken
+		}
+		target = filepath.ToSlash(target)
+		if path.IsAbs(target) {
+			rel, ok := within(w.real, target)
+			if !ok {
+				return "", ReasonEscape
+			}
+			done, target = nil, rel
+		}
+		pending = append(strings.Split(target, "/"), pending...)
+	}
+	if len(done) == 0 {
+		return ".", ""
+	}
+	return path.Join(done...), ""
+}
+
+// within returns target relative to root when the absolute target lies
+// inside root, judged lexically: an absolute target that reaches the root
+// only through some other link is treated as outside.
+func within(root, target string) (string, bool) {
+	target = path.Clean(target)
+	if target == root {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(target, strings.TrimSuffix(root, "/")+"/")
+	return rel, ok
+}
