@@ -1,0 +1,160 @@
+package archive
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io/fs"
+	"strings"
+
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// CompressionLevel is the gzip level of every archive Pack writes. It is
+// part of the format: changing it changes every digest.
+const CompressionLevel = 6
+
+// gzipOSUnknown is the OS byte of the gzip header (RFC 1952: 255,
+// "unknown"), so that the bytes do not depend on the packing machine.
+const gzipOSUnknown = 255
+
+// The two modes Pack writes.
+const (
+	modeFile fs.FileMode = 0o644
+	modeExec fs.FileMode = 0o755
+)
+
+// PackOptions control Pack. The zero value packs the snapshot's paths as
+// they are.
+type PackOptions struct {
+	// Root, when set, puts every entry under ROOT/ (the OCI profile requires
+	// the plugin's name). It must be a clean package path (see
+	// snapshot.CheckPath).
+	Root string
+}
+
+// Pack writes the snapshot as a deterministic gzip-compressed USTAR archive
+// (see the package documentation for every byte it fixes). The same snapshot
+// and options always give the same bytes.
+//
+// A path that is not clean, that is both a file and a directory, or that
+// does not fit the USTAR name and prefix fields is an *EntryError (Index
+// -1) wrapping ErrPath, ErrConflict or ErrNameTooLong.
+func Pack(s *snapshot.Snapshot, opts PackOptions) ([]byte, error) {
+	if opts.Root != "" {
+		if err := snapshot.CheckPath(opts.Root); err != nil {
+			return nil, &EntryError{Index: -1, Path: opts.Root, Err: detail(ErrPath, "root: %v", err)}
+		}
+	}
+	paths := s.Paths()
+	if err := checkPackPaths(paths); err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, packEstimate(s)))
+	zw, err := gzip.NewWriterLevel(buf, CompressionLevel)
+	if err != nil {
+		return nil, err
+	}
+	zw.OS = gzipOSUnknown
+	var hdr block
+	for _, p := range paths {
+		name := p
+		if opts.Root != "" {
+			name = opts.Root + "/" + p
+		}
+		data := s.Files[p]
+		if err := hdr.setFile(name, int64(len(data)), packMode(s.Mode(p))); err != nil {
+			return nil, &EntryError{Index: -1, Path: p, Err: err}
+		}
+		zw.Write(hdr[:]) // writes to a bytes.Buffer cannot fail
+		zw.Write(data)
+		if pad := padding(int64(len(data))); pad > 0 {
+			zw.Write(zeroBlock[:pad])
+		}
+	}
+	zw.Write(zeroBlock[:])
+	zw.Write(zeroBlock[:])
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var zeroBlock block
+
+// padding is the number of zero bytes that follow n bytes of file data.
+func padding(n int64) int64 { return -n & (blockSize - 1) }
+
+// packMode is 0755 for a file with any execute bit, 0644 otherwise.
+func packMode(m fs.FileMode) fs.FileMode {
+	if m&0o111 != 0 {
+		return modeExec
+	}
+	return modeFile
+}
+
+// packEstimate guesses the compressed size, to allocate the output once in
+// most cases.
+func packEstimate(s *snapshot.Snapshot) int {
+	return int(s.Size()/2) + len(s.Files)*256 + 4096
+}
+
+// checkPackPaths checks that the sorted paths are clean and that none is
+// both a file and the directory of another.
+func checkPackPaths(sorted []string) error {
+	for i, p := range sorted {
+		if err := snapshot.CheckPath(p); err != nil {
+			return &EntryError{Index: -1, Path: p, Err: detail(ErrPath, "%v", err)}
+		}
+		// A child of p sorts after p, once past the paths p + (byte < '/').
+		for _, q := range sorted[i+1:] {
+			if !strings.HasPrefix(q, p) || q[len(p)] > '/' {
+				break
+			}
+			if q[len(p)] == '/' {
+				return &EntryError{Index: -1, Path: p, Err: ErrConflict}
+			}
+		}
+	}
+	return nil
+}
+
+// setFile fills the block with the header of a regular file.
+func (b *block) setFile(name string, size int64, mode fs.FileMode) error {
+	*b = block{}
+	prefix, base, ok := splitName(name)
+	if !ok {
+		return ErrNameTooLong
+	}
+	if !fitsOctal(fSize, size) {
+		return detail(ErrSize, "%d bytes do not fit the size field", size)
+	}
+	copy(b.get(fName), base)
+	copy(b.get(fPrefix), prefix)
+	b.putOctal(fMode, int64(mode))
+	b.putOctal(fUID, 0)
+	b.putOctal(fGID, 0)
+	b.putOctal(fSize, size)
+	b.putOctal(fMtime, 0)
+	b[fType.off] = typeReg
+	copy(b.get(fMagic), magicUSTAR)
+	copy(b.get(fVersion), versionUSTAR)
+	b.putOctal(fDevmajor, 0)
+	b.putOctal(fDevminor, 0)
+	b.putChecksum()
+	return nil
+}
+
+// splitName splits a path into the USTAR prefix and name fields: the whole
+// path in name when it fits, else the longest prefix that fits, cut at a
+// '/', leaving a name that fits.
+func splitName(p string) (prefix, name string, ok bool) {
+	if len(p) <= fName.len {
+		return "", p, true
+	}
+	limit := min(len(p)-1, fPrefix.len)
+	i := strings.LastIndexByte(p[:limit+1], '/')
+	if i <= 0 || len(p)-i-1 > fName.len {
+		return "", "", false
+	}
+	return p[:i], p[i+1:], true
+}

@@ -1,0 +1,105 @@
+package archive
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"io/fs"
+
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// UnpackOptions control Unpack. The zero value unpacks with default limits
+// and no root folder.
+type UnpackOptions struct {
+	Limits Limits
+	// Root, when set, is a folder every entry must lie in (the OCI profile
+	// requires the plugin's name); it is stripped from the paths. An entry
+	// outside it is an error wrapping ErrOutsideRoot. It must be a clean
+	// package path (see snapshot.CheckPath).
+	Root string
+}
+
+// Unpack reads a gzip-compressed USTAR archive entirely in memory and
+// returns its files and their permission bits as a snapshot. It never
+// touches the filesystem.
+//
+// Anything but regular files and directories, any malformed or ambiguous
+// header, and any data after the archive is refused with an error wrapping
+// one of the package's sentinel errors; a header's error is an *EntryError
+// naming it. A limit crossed is a *LimitError (matching ErrLimit).
+func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
+	lim := opts.Limits.withDefaults()
+	if int64(len(b)) > lim.MaxArchiveBytes {
+		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.MaxArchiveBytes}
+	}
+	if opts.Root != "" {
+		if err := snapshot.CheckPath(opts.Root); err != nil {
+			return nil, detail(ErrPath, "root: %v", err)
+		}
+	}
+	// bytes.Reader is an io.ByteReader, so gzip reads no further than its
+	// member: what is left in src after it is trailing data.
+	src := bytes.NewReader(b)
+	zr, err := gzip.NewReader(src)
+	if err != nil {
+		return nil, gzipError(err)
+	}
+	zr.Multistream(false)
+	r := &tarReader{
+		in:    &limitedReader{r: zr, left: lim.MaxUncompressedBytes, limit: lim.MaxUncompressedBytes},
+		lim:   lim,
+		root:  opts.Root,
+		files: make(map[string][]byte),
+		modes: make(map[string]fs.FileMode),
+		dirs:  make(map[string]bool),
+	}
+	if err := r.readAll(); err != nil {
+		return nil, err
+	}
+	if !allZero(b[len(b)-src.Len():]) {
+		return nil, detail(ErrTrailingData, "after the gzip stream")
+	}
+	return &snapshot.Snapshot{Files: r.files, Modes: r.modes}, nil
+}
+
+// gzipError maps an error of the gzip layer onto the package's errors.
+func gzipError(err error) error {
+	var le *LimitError
+	switch {
+	case errors.As(err, &le):
+		return err
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return detail(ErrTruncated, "gzip stream ends early")
+	default:
+		return detail(ErrGzip, "%v", err)
+	}
+}
+
+// limitedReader stops the decompressed stream at a limit with a
+// *LimitError, however much the gzip stream would inflate to.
+type limitedReader struct {
+	r     io.Reader
+	left  int64
+	limit int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells a stream that ends exactly at the limit
+		// from one that goes on.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, &LimitError{Limit: "MaxUncompressedBytes", Value: l.limit}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
