@@ -1,16 +1,60 @@
-// Package skill parses and validates Agent Skills (SKILL.md).
 package skill
 
-// Skill is a parsed, valid SKILL.md. (API contract; the implementation is in progress.)
+// Skill is a parsed SKILL.md that passed validation.
 type Skill struct {
-	Name          string
-	Description   string
+	// Name is the frontmatter name after NFKC normalisation; it equals the
+	// directory name, so it is the form to build identifiers from.
+	Name        string
+	Description string
+	// License, Compatibility and AllowedTools are empty when absent.
 	License       string
 	Compatibility string
-	AllowedTools  string
-	Metadata      map[string]string
-	// Frontmatter is every frontmatter key as decoded, unknown keys included.
+	AllowedTools  string // the "allowed-tools" key
+	// Metadata holds every metadata value as written in the YAML source.
+	Metadata map[string]string
+	// Frontmatter is every frontmatter key as decoded, unknown keys
+	// included. Scalars are strings as written, mappings are
+	// map[string]any and sequences are []any (see the package doc).
 	Frontmatter map[string]any
-	Body        string // Markdown after the frontmatter
-	Raw         []byte // the whole SKILL.md
+	Body        string // Markdown after the frontmatter, verbatim
+	// Raw is the whole SKILL.md as given to Parse. It is not copied: the
+	// caller must not modify the slice afterwards.
+	Raw []byte
+	// Files are the skill's other files keyed by skill-relative,
+	// slash-separated path. Only LoadDir fills it; SKILL.md is not in it.
+	Files map[string][]byte
+}
+
+// Severity tells whether a Problem prevents the skill from loading.
+type Severity string
+
+// The severities of a Problem.
+const (
+	Error   Severity = "error"   // the skill does not load
+	Warning Severity = "warning" // reported; the skill still loads
+)
+
+// Problem is one finding about a SKILL.md or, from LoadDir, about a file of
+// the skill directory. Code is stable; Message is for humans and may change.
+type Problem struct {
+	Severity Severity
+	Code     string // stable kebab-case code; see the package doc
+	// Key is the YAML key path inside the frontmatter, with JSON pointer
+	// escaping ("/metadata/version"); "" when the problem is about the
+	// whole file.
+	Key string
+	// Line and Column are 1-based positions in the file, the opening
+	// "---" being line 1; 0 when unknown.
+	Line, Column int
+	Message      string
+	// File is the skill-relative path of the file concerned when it is not
+	// SKILL.md (only LoadDir reports such problems); "" for SKILL.md.
+	File string
+}
+
+// Options tune validation.
+type Options struct {
+	// Strict reports a frontmatter key the specification does not list as
+	// an error instead of a warning.
+	Strict bool
 }

@@ -1,0 +1,151 @@
+package skill
+
+import (
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxFrontmatterNodes bounds the YAML nodes visited while decoding the
+// frontmatter, alias expansions included. Without aliases a frontmatter
+// within MaxFrontmatterBytes cannot reach it, so the bound only stops
+// alias bombs.
+const MaxFrontmatterNodes = 100_000
+
+// lineOffset turns a YAML line into a file line: the opening "---" is
+// line 1 of the file and the first YAML line is line 2.
+const lineOffset = 1
+
+// Parse parses and validates SKILL.md content for a skill whose directory
+// is named dirName. An empty dirName skips the comparison with the
+// directory name, for content that has no directory yet. Parse returns the
+// skill when no error Problem was found (warnings may accompany it), else
+// nil. The returned Skill keeps content as Raw without copying it.
+func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
+	sp, problems := splitFrontmatter(content)
+	if hasError(problems) {
+		return nil, problems
+	}
+	root, p := decodeMapping(sp.yaml)
+	if p != nil {
+		return nil, append(problems, *p)
+	}
+	c := checker{opts: opts, dirName: dirName, problems: problems, budget: MaxFrontmatterNodes}
+	s := &Skill{Body: string(sp.body), Raw: content}
+	c.frontmatter(root, s)
+	if hasError(c.problems) {
+		return nil, c.problems
+	}
+	return s, c.problems
+}
+
+// decodeMapping parses the frontmatter YAML and returns its top-level
+// mapping, or the one Problem that makes it unusable.
+func decodeMapping(src []byte) (*yaml.Node, *Problem) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		line := yamlErrorLine(err.Error())
+		if line > 0 {
+			line += lineOffset
+			if isParserError(err.Error()) {
+				line++
+			}
+		}
+		return nil, &Problem{Severity: Error, Code: "skill-yaml-invalid", Line: line,
+			Message: "the frontmatter is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Problem{Severity: Error, Code: "skill-yaml-not-mapping", Line: 1, Column: 1,
+			Message: "the frontmatter is empty; it must be a YAML mapping with at least name and description"}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		p := problemAt(Error, "skill-yaml-not-mapping", "", root, "the frontmatter must be a YAML mapping, not "+kindName(root))
+		return nil, &p
+	}
+	return root, nil
+}
+
+// yamlErrorLine extracts the line from a yaml.v3 message such as
+// "yaml: line 3: did not find expected key", as the library exposes no
+// position for syntax errors; 0 when there is none.
+func yamlErrorLine(msg string) int {
+	_, after, ok := strings.Cut(msg, "line ")
+	if !ok {
+		return 0
+	}
+	end := 0
+	for end < len(after) && after[end] >= '0' && after[end] <= '9' {
+		end++
+	}
+	n, err := strconv.Atoi(after[:end])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// parserErrors start the messages of yaml.v3's parser, as opposed to its
+// scanner. The parser reports a 0-based line (of the error, or of the
+// construct it breaks) where the scanner reports a 1-based one.
+var parserErrors = []string{"did not find expected", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"}
+
+func isParserError(msg string) bool {
+	_, msg, _ = strings.Cut(msg, "line ")
+	_, msg, _ = strings.Cut(msg, ": ")
+	for _, prefix := range parserErrors {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// problemAt builds a Problem positioned at node n of the frontmatter.
+func problemAt(sev Severity, code, key string, n *yaml.Node, msg string) Problem {
+	p := Problem{Severity: sev, Code: code, Key: key, Message: msg}
+	if n != nil && n.Line > 0 {
+		p.Line, p.Column = n.Line+lineOffset, n.Column
+	}
+	return p
+}
+
+func hasError(problems []Problem) bool {
+	for _, p := range problems {
+		if p.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// kindName names a node's kind for messages, in the user's YAML terms.
+func kindName(n *yaml.Node) string {
+	switch resolve(n).Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	}
+	return "a document"
+}
+
+// resolve returns the node an alias stands for; other nodes are returned
+// as they are. An alias never targets another alias, so one step suffices.
+func resolve(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// keyPath appends key to a YAML key path with JSON pointer escaping, so
+// that a key holding "/" cannot be mistaken for two levels.
+func keyPath(parent, key string) string {
+	return parent + "/" + pointerEscaper.Replace(key)
+}

@@ -1,0 +1,166 @@
+package skill
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseMinimal(t *testing.T) {
+	s, problems := Parse([]byte(doc("name: demo", "description: Does demo things.")), "demo", Options{})
+	if s == nil || len(problems) != 0 {
+		t.Fatalf("Parse = %v, %v", s, problems)
+	}
+	if s.Name != "demo" || s.Description != "Does demo things." || s.Body != "Body\n" {
+		t.Errorf("skill = %+v", s)
+	}
+}
+
+func TestSpec71_FrontmatterDelimiters(t *testing.T) {
+	const fm = "name: demo\ndescription: d\n"
+	runParseCases(t, []parseCase{
+		{name: "LF", content: "---\n" + fm + "---\nBody\n",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Body, "Body\n") }},
+		{name: "CRLF", content: "---\r\nname: demo\r\ndescription: d\r\n---\r\nBody\r\n",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Description, "d"); equal(t, s.Body, "Body\r\n") }},
+		{name: "closing at end of file", content: "---\n" + fm + "---",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Body, "") }},
+		{name: "trailing blanks on delimiters", content: "--- \t\n" + fm + "---  \nBody",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Body, "Body") }},
+		{name: "body kept verbatim", content: "---\n" + fm + "---\n\n# Title\n---\nmore: yaml-looking\n",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Body, "\n# Title\n---\nmore: yaml-looking\n") }},
+		{name: "dashes inside a value do not close", content: "---\nname: demo\ndescription: a --- b\n---\n",
+			check: func(t *testing.T, s *Skill) { equal(t, s.Description, "a --- b") }},
+		{name: "four dashes do not close", content: "---\nname: demo\ndescription: d\n----\n",
+			want: []want{errAt("skill-frontmatter-unterminated", "", 1, 1)}},
+		{name: "indented dashes do not close", content: "---\nname: demo\ndescription: |\n  x\n  ---\n",
+			want: []want{errAt("skill-frontmatter-unterminated", "", 1, 1)}},
+		{name: "empty file", content: "",
+			want: []want{errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "no frontmatter", content: "# Title\n",
+			want: []want{errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "blank line before", content: "\n---\n" + fm + "---\n",
+			want: []want{errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "leading space", content: " ---\n" + fm + "---\n",
+			want: []want{errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "text after opening dashes", content: "--- name: demo\n---\n",
+			want: []want{errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "opening only, no newline", content: "---",
+			want: []want{errAt("skill-frontmatter-unterminated", "", 1, 1)}},
+		{name: "unterminated", content: "---\n" + fm,
+			want: []want{errAt("skill-frontmatter-unterminated", "", 1, 1)}},
+		{name: "dots do not close", content: "---\n" + fm + "...\n",
+			want: []want{errAt("skill-frontmatter-unterminated", "", 1, 1)}},
+		{name: "empty frontmatter", content: "---\n---\nBody",
+			want: []want{errAt("skill-yaml-not-mapping", "", 1, 1)}},
+		{name: "comment-only frontmatter", content: "---\n# nothing\n---\n",
+			want: []want{errAt("skill-yaml-not-mapping", "", 1, 1)}},
+	})
+}
+
+// A BOM is accepted and stripped with a warning (see the package doc).
+func TestBOM(t *testing.T) {
+	runParseCases(t, []parseCase{
+		{name: "BOM then frontmatter", content: "\uFEFF" + doc("name: demo", "description: d"),
+			want: []want{warnAt("skill-bom-stripped", "", 1, 1)},
+			check: func(t *testing.T, s *Skill) {
+				equal(t, s.Name, "demo")
+				if !strings.HasPrefix(string(s.Raw), "\uFEFF") {
+					t.Error("Raw lost the BOM")
+				}
+			}},
+		{name: "BOM keeps positions", content: "\uFEFF" + doc("name: Demo", "description: d"),
+			want: []want{warnAt("skill-bom-stripped", "", 1, 1), errAt("skill-name-invalid", "/name", 2, 7)}},
+		{name: "BOM without frontmatter", content: "\uFEFF# Title",
+			want: []want{warnAt("skill-bom-stripped", "", 1, 1), errAt("skill-frontmatter-missing", "", 1, 1)}},
+		{name: "two BOMs", content: "\uFEFF\uFEFF" + doc("name: demo", "description: d"),
+			want: []want{warnAt("skill-bom-stripped", "", 1, 1), errAt("skill-frontmatter-missing", "", 1, 1)}},
+	})
+}
+
+func TestFrontmatterTooLarge(t *testing.T) {
+	big := "x: " + strings.Repeat("a", MaxFrontmatterBytes) + "\n"
+	runParseCases(t, []parseCase{
+		{name: "closed", content: doc("name: demo", "description: d", big),
+			want: []want{errAt("skill-frontmatter-too-large", "", 1, 1)}},
+		{name: "never closed", content: "---\n" + strings.Repeat("a: b\n", MaxFrontmatterBytes),
+			want: []want{errAt("skill-frontmatter-too-large", "", 1, 1)}},
+		{name: "just under the limit", content: doc("name: demo", "description: d", "x: "+strings.Repeat("a", MaxFrontmatterBytes-30)),
+			want: []want{warnAt("skill-unknown-field", "/x", 4, 1)}},
+	})
+}
+
+func TestYAMLStructure(t *testing.T) {
+	runParseCases(t, []parseCase{
+		{name: "unclosed flow list", content: doc("name: demo", "description: [unclosed"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "list item after a mapping", content: doc("name: demo", "description: d", "- x"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "colon in a plain value", content: doc("name: demo", "description: a: b"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "bad indentation", content: doc("name: demo", "  description: d", "x"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "tab indentation", content: doc("metadata:", "\ta: b"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "invalid UTF-8", content: doc("name: demo", "description: \xff"),
+			want: []want{errAt("skill-yaml-invalid", "", 0, 0)}},
+		{name: "list", content: doc("- name: demo"),
+			want: []want{errAt("skill-yaml-not-mapping", "", 2, 1)}},
+		{name: "scalar", content: doc("just text"),
+			want: []want{errAt("skill-yaml-not-mapping", "", 2, 1)}},
+		{name: "duplicate top-level key", content: doc("name: demo", "description: d", "name: demo"),
+			want: []want{errAt("skill-yaml-duplicate-key", "/name", 4, 1)}},
+		{name: "duplicate metadata key", content: doc("name: demo", "description: d", "metadata:", "  a: x", "  a: y"),
+			want: []want{errAt("skill-yaml-duplicate-key", "/metadata/a", 6, 3)}},
+		{name: "duplicate key in an unknown field", content: doc("name: demo", "description: d", "x: {a: 1, a: 2}"),
+			want: []want{errAt("skill-yaml-duplicate-key", "/x/a", 4, 11), warnAt("skill-unknown-field", "/x", 4, 1)}},
+		{name: "duplicates differ only by quoting", content: doc("name: demo", "description: d", `"name": demo`),
+			want: []want{errAt("skill-yaml-duplicate-key", "/name", 4, 1)}},
+		{name: "list as key", content: doc("name: demo", "description: d", "? [a]", ": b"),
+			want: []want{errAt("skill-key-invalid", "", 4, 3)}},
+		{name: "mapping as metadata key", content: doc("name: demo", "description: d", "metadata:", "  ? {a: b}", "  : c"),
+			want: []want{errAt("skill-key-invalid", "/metadata", 5, 5)}},
+		{name: "aliases are expanded", content: doc("name: &n demo", "description: *n", "x: {a: *n}"),
+			want: []want{warnAt("skill-unknown-field", "/x", 4, 1)},
+			check: func(t *testing.T, s *Skill) {
+				equal(t, s.Description, "demo")
+				if !reflect.DeepEqual(s.Frontmatter["x"], map[string]any{"a": "demo"}) {
+					t.Errorf("x = %#v", s.Frontmatter["x"])
+				}
+			}},
+		{name: "undefined alias", content: doc("name: demo", "description: *nope"),
+			want: []want{errAt("skill-yaml-invalid", "", 0, 0)}},
+		{name: "alias inside its own anchor", content: doc("name: demo", "description: d", "x: &a [*a]"),
+			want: []want{errAt("skill-yaml-invalid", "/x/0", 4, 8), warnAt("skill-unknown-field", "/x", 4, 1)}},
+		{name: "key with slash and tilde", content: doc("name: demo", "description: d", "a/b~c: 1"),
+			want: []want{warnAt("skill-unknown-field", "/a~1b~0c", 4, 1)}},
+	})
+}
+
+// TestAliasBomb checks that a "billion laughs" frontmatter is refused
+// quickly instead of being expanded.
+func TestAliasBomb(t *testing.T) {
+	lines := []string{"name: demo", "description: d", `a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]`}
+	for i := 1; i < 10; i++ {
+		prev := "*a" + string(rune('0'+i-1))
+		lines = append(lines, "a"+string(rune('0'+i))+": &a"+string(rune('0'+i))+" ["+strings.Repeat(prev+",", 8)+prev+"]")
+	}
+	s, problems := Parse([]byte(doc(lines...)), "demo", Options{})
+	if s != nil {
+		t.Fatal("the alias bomb was accepted")
+	}
+	var found bool
+	for _, p := range problems {
+		found = found || p.Code == "skill-frontmatter-too-complex"
+	}
+	if !found {
+		t.Fatalf("no skill-frontmatter-too-complex in %v", wantsOf(problems))
+	}
+}
+
+func equal[T comparable](t *testing.T, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
+}
