@@ -1,0 +1,291 @@
+package agentplugin
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/plugkit/plugkit/internal/jsontree"
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+const manifestPath = "plugin.json"
+
+// manifest loads and validates plugin.json (spec 5). It reports whether the
+// plugin may load: false means reject.
+func (l *loader) manifest() bool {
+	switch k, why := l.kind(manifestPath); {
+	case why == snapshot.ReasonSpecial:
+		l.report(Diagnostic{Severity: Error, Code: CodeManifestNotFile, Path: manifestPath,
+			Message: "plugin.json is not a regular file"})
+		return false
+	case why == snapshot.ReasonBroken:
+		l.report(Diagnostic{Severity: Error, Code: CodeManifestMissing, Path: manifestPath,
+			Message: "plugin.json is a broken link"})
+		return false
+	case why != "":
+		l.report(Diagnostic{Severity: Error, Code: CodeManifestEscapes, Path: manifestPath,
+			Message: "plugin.json does not resolve within the plugin root (" + string(why) + ")"})
+		return false
+	case k == snapshot.Dir:
+		l.report(Diagnostic{Severity: Error, Code: CodeManifestNotFile, Path: manifestPath,
+			Message: "plugin.json is a directory, not a regular file"})
+		return false
+	case k == snapshot.Absent:
+		l.report(Diagnostic{Severity: Error, Code: CodeManifestMissing, Path: manifestPath,
+			Message: "no plugin.json at the plugin root"})
+		return false
+	}
+	src := l.snap.Files[manifestPath]
+	root := l.parseJSON(manifestPath, src, Error, CodeManifestJSON, CodeManifestDuplicateKey)
+	if root == nil {
+		return false
+	}
+	if root.Kind != jsontree.Object {
+		l.at(Error, CodeManifestNotObject, manifestPath, src, "", root.Offset,
+			"plugin.json must hold a JSON object, not %s", article(root.Kind))
+		return false
+	}
+	m := &manifestCheck{l: l, src: src}
+	if !m.schema(root) {
+		return false
+	}
+	m.fields(root)
+	return m.ok
+}
+
+// manifestCheck validates the members of one plugin.json object.
+type manifestCheck struct {
+	l   *loader
+	src []byte
+	ok  bool
+}
+
+func (m *manifestCheck) fail(code string, ptr string, n *jsontree.Node, format string, args ...any) {
+	m.l.at(Error, code, manifestPath, m.src, ptr, n.Offset, format, args...)
+	m.ok = false
+}
+
+// schema selects the rules from $schema (spec 5.2). Nothing is fetched.
+func (m *manifestCheck) schema(root *jsontree.Node) bool {
+	s := root.Get("$schema")
+	switch {
+	case s == nil:
+		m.l.at(Error, CodeManifestRequired, manifestPath, m.src, "", root.Offset,
+			"required field \"$schema\" is missing")
+		if root.Get("name") == nil {
+			m.l.at(Error, CodeManifestRequired, manifestPath, m.src, "", root.Offset,
+				"required field \"name\" is missing")
+		}
+		return false
+	case s.Kind != jsontree.String:
+		m.l.at(Error, CodeManifestType, manifestPath, m.src, "/$schema", s.Offset,
+			"\"$schema\" must be a string, not %s", article(s.Kind))
+		return false
+	}
+	v := versionByManifestSchema(s.Str)
+	if v == nil {
+		m.l.at(Error, CodeManifestSchema, manifestPath, m.src, "/$schema", s.Offset,
+			"unsupported Agent Plugins version: %q is not a recognised plugin manifest schema (supported: %s)",
+			s.Str, strings.Join(SupportedVersions(), ", "))
+		return false
+	}
+	m.l.version = v
+	m.l.pkg.SpecVersion = v.Version
+	m.ok = true
+	return true
+}
+
+// fields checks every member against the closed manifest schema of 5.2–5.6.
+func (m *manifestCheck) fields(root *jsontree.Node) {
+	pkg := m.l.pkg
+	pkg.Manifest = make(map[string]json.RawMessage, len(root.Members))
+	for _, mem := range root.Members {
+		pkg.Manifest[mem.Name] = json.RawMessage(mem.Value.Raw(m.src))
+	}
+	name := root.Get("name")
+	if name == nil {
+		m.fail(CodeManifestRequired, "", root, "required field \"name\" is missing")
+	}
+	for _, mem := range root.Members {
+		ptr := "/" + jsontree.EscapePointer(mem.Name)
+		v := mem.Value
+		switch mem.Name {
+		case "$schema":
+		case "name":
+			if s, ok := m.str(ptr, v); ok {
+				if why := checkPluginName(s); why != "" {
+					m.fail(CodeManifestName, ptr, v, "plugin name %q is invalid: %s", s, why)
+				} else {
+					pkg.Name = s
+				}
+			}
+		case "version":
+			pkg.Version, _ = m.str(ptr, v)
+		case "description":
+			pkg.Description, _ = m.str(ptr, v)
+		case "homepage":
+			pkg.Homepage, _ = m.str(ptr, v)
+		case "repository":
+			pkg.Repository, _ = m.str(ptr, v)
+		case "license":
+			pkg.License, _ = m.str(ptr, v)
+		case "keywords":
+			m.keywords(ptr, v)
+		case "author":
+			m.author(ptr, v)
+		case "extensions":
+			m.extensions(ptr, v)
+		default:
+			// Spec 5.2: report and ignore each unknown field; assign it no
+			// meaning. It stays in Manifest as the original object.
+			m.l.at(Warning, CodeManifestUnknownField, manifestPath, m.src, ptr, mem.Offset,
+				"unknown top-level field %q is ignored (client data belongs under \"extensions\")", mem.Name)
+		}
+	}
+}
+
+func (m *manifestCheck) str(ptr string, v *jsontree.Node) (string, bool) {
+	if v.Kind != jsontree.String {
+		m.fail(CodeManifestType, ptr, v, "%q must be a string, not %s", strings.TrimPrefix(ptr, "/"), article(v.Kind))
+		return "", false
+	}
+	return v.Str, true
+}
+
+func (m *manifestCheck) keywords(ptr string, v *jsontree.Node) {
+	if v.Kind != jsontree.Array {
+		m.fail(CodeManifestType, ptr, v, "\"keywords\" must be an array of strings, not %s", article(v.Kind))
+		return
+	}
+	kw := make([]string, 0, len(v.Elems))
+	for i, e := range v.Elems {
+		if e.Kind != jsontree.String {
+			m.fail(CodeManifestType, ptr+"/"+strconv.Itoa(i), e, "\"keywords\" must hold only strings, not %s", article(e.Kind))
+			continue
+		}
+		kw = append(kw, e.Str)
+	}
+	m.l.pkg.Keywords = kw
+}
+
+func (m *manifestCheck) author(ptr string, v *jsontree.Node) {
+	if v.Kind != jsontree.Object {
+		m.fail(CodeManifestType, ptr, v, "\"author\" must be an object, not %s", article(v.Kind))
+		return
+	}
+	a := &Author{}
+	for _, mem := range v.Members {
+		p := ptr + "/" + jsontree.EscapePointer(mem.Name)
+		var dst *string
+		switch mem.Name {
+		case "name":
+			dst = &a.Name
+		case "email":
+			dst = &a.Email
+		case "url":
+			dst = &a.URL
+		default:
+			m.fail(CodeManifestAuthor, p, mem.Value, "\"author\" may hold only name, email and url, not %q", mem.Name)
+			continue
+		}
+		if mem.Value.Kind != jsontree.String {
+			m.fail(CodeManifestAuthor, p, mem.Value, "author %q must be a string, not %s", mem.Name, article(mem.Value.Kind))
+			continue
+		}
+		*dst = mem.Value.Str
+	}
+	m.l.pkg.Author = a
+}
+
+// extensions applies spec 8.1: a non-object field is reported and ignored;
+// each member value must be an object, whose contents are never validated.
+func (m *manifestCheck) extensions(ptr string, v *jsontree.Node) {
+	if v.Kind != jsontree.Object {
+		m.l.at(Warning, CodeManifestExtensionsNotObj, manifestPath, m.src, ptr, v.Offset,
+			"\"extensions\" must be an object, not %s; it is ignored", article(v.Kind))
+		return
+	}
+	pkg := m.l.pkg
+	pkg.ExtensionData = make(map[string]json.RawMessage, len(v.Members))
+	for _, mem := range v.Members {
+		p := ptr + "/" + jsontree.EscapePointer(mem.Name)
+		if mem.Value.Kind != jsontree.Object {
+			m.fail(CodeManifestExtensionType, p, mem.Value,
+				"extension %q must be an object, not %s", mem.Name, article(mem.Value.Kind))
+			continue
+		}
+		if !IsNamespace(mem.Name) {
+			m.l.at(Warning, CodeManifestExtensionNamespace, manifestPath, m.src, p, mem.Offset,
+				"extension key %q is not a reverse-domain namespace such as com.example.client", mem.Name)
+		}
+		pkg.Extensions = append(pkg.Extensions, mem.Name)
+		pkg.ExtensionData[mem.Name] = json.RawMessage(mem.Value.Raw(m.src))
+	}
+	sort.Strings(pkg.Extensions)
+}
+
+// checkPluginName applies spec 5.5 and returns why name is invalid, or "".
+func checkPluginName(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case len(name) > 64:
+		return "it is longer than 64 characters"
+	case strings.Contains(name, "--"):
+		return "it contains consecutive hyphens"
+	case strings.Contains(name, ".."):
+		return "it contains consecutive periods"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isLowerAlnum(c) && c != '-' && c != '.' {
+			return "only lowercase letters a-z, digits, hyphens and periods are allowed"
+		}
+	}
+	if !isLowerAlnum(name[0]) || !isLowerAlnum(name[len(name)-1]) {
+		return "it must start and end with a lowercase letter or digit"
+	}
+	return ""
+}
+
+func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// IsNamespace reports whether s looks like a reverse-domain extension
+// namespace: two or more dot-separated DNS labels, the first starting with
+// a letter (com.example.client).
+func IsNamespace(s string) bool {
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 || len(s) > 253 {
+		return false
+	}
+	for i, lab := range labels {
+		if lab == "" || len(lab) > 63 || lab[0] == '-' || lab[len(lab)-1] == '-' {
+			return false
+		}
+		if i == 0 && !isLetter(lab[0]) {
+			return false
+		}
+		for j := 0; j < len(lab); j++ {
+			c := lab[j]
+			if !isLetter(c) && !(c >= '0' && c <= '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func article(k jsontree.Kind) string {
+	switch k {
+	case jsontree.Null:
+		return "null"
+	case jsontree.Array, jsontree.Object:
+		return "an " + k.String()
+	default:
+		return "a " + k.String()
+	}
+}

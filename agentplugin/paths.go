@@ -1,0 +1,71 @@
+package agentplugin
+
+import (
+	"path"
+	"strings"
+
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// extensionDirectories lists the top-level directories named like an
+// extension namespace (spec 8.2). Their contents belong to their client
+// and are never validated.
+func (l *loader) extensionDirectories() {
+	for _, name := range l.dirs[""] {
+		if _, isDir := l.dirs[name]; isDir && IsNamespace(name) {
+			l.pkg.ExtensionDirectories = append(l.pkg.ExtensionDirectories, name)
+		}
+	}
+}
+
+// deniedPaths reports what the directory reader omitted and no component
+// rule claimed (spec 4.1, boundary 5: access to those paths is denied).
+func (l *loader) deniedPaths() {
+	for _, o := range l.snap.Omitted {
+		if l.claimed(o.Path) {
+			continue
+		}
+		code, msg := CodePathEscapes, "resolves outside the plugin root; access is denied"
+		switch o.Reason {
+		case snapshot.ReasonCycle:
+			code, msg = CodePathCycle, "is a link or directory cycle; access is denied"
+		case snapshot.ReasonBroken:
+			code, msg = CodePathBroken, "is a broken link; it is ignored"
+		case snapshot.ReasonSpecial:
+			code, msg = CodePathSpecial, "is not a regular file or directory; it is ignored"
+		case snapshot.ReasonName:
+			code, msg = CodePathName, "has a name no package path can hold; it is ignored"
+		}
+		l.report(Diagnostic{Severity: Warning, Code: code, Path: o.Path, Message: o.Path + " " + msg})
+	}
+}
+
+// claimed reports whether a component rule already reported the omitted
+// path p: the fixed locations and the skill documents get their own,
+// narrower diagnostics.
+func (l *loader) claimed(p string) bool {
+	switch p {
+	case manifestPath, mcpPath, skillsDir:
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, skillsDir+"/")
+	if !ok {
+		return false
+	}
+	_, file, nested := strings.Cut(rest, "/")
+	return !nested || file == skillFile
+}
+
+// inRoot reports whether the plugin-relative path rel ("./x/y") stays
+// inside the root lexically, and returns its clean package path ("" for
+// the root itself).
+func inRoot(rel string) (string, bool) {
+	clean := path.Clean(rel)
+	if clean == "." {
+		return "", true
+	}
+	if clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean) {
+		return "", false
+	}
+	return clean, true
+}

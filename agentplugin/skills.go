@@ -1,0 +1,137 @@
+package agentplugin
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/plugkit/plugkit/skill"
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+const (
+	skillsDir = "skills"
+	skillFile = "SKILL.md"
+)
+
+// skills discovers the skills of spec 7.1: immediate children of skills/
+// whose SKILL.md (exact name) is a regular file. Nothing deeper is searched.
+func (l *loader) skills() {
+	switch k, why := l.kind(skillsDir); {
+	case why == snapshot.ReasonSpecial || k == snapshot.File:
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillsNotDir, Path: skillsDir,
+			Message: "skills is not a directory; skills are disabled for this plugin"})
+		return
+	case why == snapshot.ReasonBroken:
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillsNotDir, Path: skillsDir,
+			Message: "skills is a broken link; skills are disabled for this plugin"})
+		return
+	case why != "":
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillsEscapes, Path: skillsDir,
+			Message: "skills does not resolve within the plugin root (" + string(why) + "); skills are disabled for this plugin"})
+		return
+	case k == snapshot.Absent:
+		return
+	}
+	files := l.skillFiles()
+	seen := map[string]string{}
+	count := 0
+	// Omitted children are not in the snapshot's directory listing, so
+	// they are walked from the omissions.
+	for _, o := range l.snap.Omitted {
+		if name, ok := strings.CutPrefix(o.Path, skillsDir+"/"); ok && !strings.Contains(name, "/") {
+			l.omittedSkillDir(o)
+		}
+	}
+	for _, name := range l.dirs[skillsDir] {
+		dir := skillsDir + "/" + name
+		if _, isDir := l.dirs[dir]; !isDir {
+			continue // a file directly under skills/ is not a skill
+		}
+		doc := dir + "/" + skillFile
+		switch k, why := l.kind(doc); {
+		case why == snapshot.ReasonEscape || why == snapshot.ReasonCycle:
+			l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: doc,
+				Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); skill %q is skipped", doc, why, name)})
+			continue
+		case why != "" || k == snapshot.Dir:
+			l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: doc,
+				Message: fmt.Sprintf("%s is not a regular file, so %s is not a skill", doc, dir)})
+			continue
+		case k == snapshot.Absent:
+			l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDMissing, Path: dir,
+				Message: fmt.Sprintf("%s has no %s (exact name), so it is not a skill", dir, skillFile)})
+			continue
+		}
+		if count++; count > l.limits.MaxSkills {
+			l.report(Diagnostic{Severity: Error, Code: CodeSkillsLimit, Path: skillsDir,
+				Message: fmt.Sprintf("more than %d skills (limit MaxSkills); the rest are skipped", l.limits.MaxSkills)})
+			return
+		}
+		l.skill(name, dir, doc, files[dir], seen)
+	}
+}
+
+// omittedSkillDir reports a child of skills/ the directory reader did not
+// read: when it was a directory, its SKILL.md cannot resolve within the
+// root, so that skill is skipped (spec 4.1, boundary 3).
+func (l *loader) omittedSkillDir(o snapshot.Omission) {
+	switch o.Reason {
+	case snapshot.ReasonEscape, snapshot.ReasonCycle:
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: o.Path,
+			Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); it is not loaded as a skill", o.Path, o.Reason)})
+	default:
+		l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: o.Path,
+			Message: fmt.Sprintf("%s is not a directory (%s), so it is not a skill", o.Path, o.Reason)})
+	}
+}
+
+// skill parses one SKILL.md and adds the skill when it is valid.
+func (l *loader) skill(dirName, dir, doc string, files map[string][]byte, seen map[string]string) {
+	s, problems := skill.Parse(l.snap.Files[doc], dirName, skill.Options{Strict: l.opts.StrictSkills})
+	for _, p := range problems {
+		sev := Warning
+		if p.Severity == skill.Error {
+			sev = Error
+		}
+		l.report(Diagnostic{Severity: sev, Code: p.Code, Path: doc, Pointer: p.Key,
+			Line: p.Line, Column: p.Column, Message: p.Message})
+	}
+	if s == nil {
+		return
+	}
+	if other, dup := seen[s.Name]; dup {
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillDuplicateID, Path: doc, Pointer: "/name",
+			Message: fmt.Sprintf("skill name %q is already used by %s; this skill is skipped", s.Name, other)})
+		return
+	}
+	seen[s.Name] = dir
+	l.pkg.Skills = append(l.pkg.Skills, Skill{
+		ID:    l.pkg.Name + "/" + s.Name,
+		Path:  doc,
+		Dir:   dir,
+		Skill: s,
+		Files: files,
+	})
+}
+
+// skillFiles buckets every file below skills/*/ by its skill directory,
+// SKILL.md excluded, in one pass over the snapshot.
+func (l *loader) skillFiles() map[string]map[string][]byte {
+	out := map[string]map[string][]byte{}
+	for p, b := range l.snap.Files {
+		rest, ok := strings.CutPrefix(p, skillsDir+"/")
+		if !ok {
+			continue
+		}
+		name, sub, nested := strings.Cut(rest, "/")
+		if !nested || sub == skillFile {
+			continue
+		}
+		dir := skillsDir + "/" + name
+		if out[dir] == nil {
+			out[dir] = map[string][]byte{}
+		}
+		out[dir][p] = b
+	}
+	return out
+}
