@@ -43,7 +43,7 @@ type loader struct {
 	opts    Options
 	limits  Limits
 	pkg     *Package
-	dirs    map[string][]string   // directory → children, from the snapshot
+	dirs    map[string][]string // directory → children, from the snapshot
 	omitted map[string]snapshot.Reason
 	dropped int // diagnostics past MaxDiagnostics
 	version *specVersion
