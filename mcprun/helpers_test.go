@@ -1,0 +1,125 @@
+package mcprun
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/agentplugin"
+)
+
+// testServerBin is the test MCP server, built once by TestMain.
+var testServerBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "mcprun-testserver-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		testServerBin = filepath.Join(dir, "testserver")
+		// Built without -race even when the tests have it: the server is
+		// a fixture, and a plain build is much faster to link.
+		build := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the test server:", err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+// newRoot makes an empty plugin root (what the plan needs is the
+// directory; the loader's files do not matter to mcprun) and returns its
+// resolved path.
+func newRoot(t testing.TB) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "plugin")
+	mustMkdir(t, root)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// installServer puts the test server at rel inside root, as a regular
+// executable file (a hard link when possible, to avoid copying megabytes).
+func installServer(t testing.TB, root, rel string) {
+	t.Helper()
+	dst := filepath.Join(root, rel)
+	mustMkdir(t, filepath.Dir(dst))
+	if os.Link(testServerBin, dst) == nil {
+		return
+	}
+	src, err := os.Open(testServerBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkdir(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustWrite(t testing.TB, path, content string, mode os.FileMode) {
+	t.Helper()
+	mustMkdir(t, filepath.Dir(path))
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSymlink(t testing.TB, target, link string) {
+	t.Helper()
+	mustMkdir(t, filepath.Dir(link))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stdioServer is a stdio entry running the installed test server.
+func stdioServer(plugin, name string) agentplugin.Server {
+	return agentplugin.Server{ID: plugin + "/" + name, Name: name, Type: agentplugin.Stdio, Command: "./bin/server"}
+}
+
+// baseOptions plans with an empty base environment and a private data
+// home, so tests never touch the user's real data directory.
+func baseOptions(t testing.TB, root string) PlanOptions {
+	return PlanOptions{Root: root, DataHome: filepath.Join(t.TempDir(), "data"), BaseEnv: []string{}}
+}
+
+// envMap turns KEY=VALUE entries into a map, failing on duplicates.
+func envMap(t testing.TB, env []string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := m[k]; dup {
+			t.Errorf("env has %s twice", k)
+		}
+		m[k] = v
+	}
+	return m
+}

@@ -1,0 +1,162 @@
+package mcprun
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// checkURL applies section 7.2.1's URL rules: absolute http or https, no
+// user information, no fragment, and https unless the host is exactly
+// "localhost" or a loopback IP literal. It runs on the configured URL and
+// again on every request and redirect, because a redirect can change all
+// of these.
+func checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("%w: %q is not an absolute http or https URL", ErrInvalidURL, u.Redacted())
+	}
+	if u.User != nil {
+		return fmt.Errorf("%w: user information is not allowed", ErrInvalidURL)
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		return fmt.Errorf("%w: a fragment is not allowed", ErrInvalidURL)
+	}
+	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+		return fmt.Errorf("%w: %s", ErrInsecureURL, u.Host)
+	}
+	return nil
+}
+
+// isLoopbackHost: exactly "localhost" or an IP literal in a loopback range
+// (section 7.2.1). Names that merely resolve to loopback do not count.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// origin is the RFC 6454 origin of u: scheme, host and port, with the
+// default port made explicit so that "https://a" and "https://a:443" match.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// mergeHeaders checks the configured headers and lays the host's over
+// them: names are compared case-insensitively, and a host header replaces
+// a configured one of the same name. Values are used literally.
+func mergeHeaders(configured map[string]string, host http.Header) (http.Header, error) {
+	h := make(http.Header, len(configured)+len(host))
+	for _, k := range slices.Sorted(maps.Keys(configured)) {
+		ck := http.CanonicalHeaderKey(k)
+		if !validHeaderName(k) || !validHeaderValue(configured[k]) {
+			// Never echo the value: it may be a secret despite the spec.
+			return nil, fmt.Errorf("%w: %q", ErrInvalidHeader, k)
+		}
+		if _, dup := h[ck]; dup {
+			return nil, fmt.Errorf("%w: %q appears twice under different casing", ErrInvalidHeader, k)
+		}
+		h[ck] = []string{configured[k]}
+	}
+	for k, vs := range host {
+		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
+	}
+	return h, nil
+}
+
+// validHeaderName: an RFC 9110 token.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue: no control characters except horizontal tab.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// policy is the RoundTripper and redirect check that every request to a
+// remote server goes through. It adds the configured and host headers only
+// to requests for the configured origin, and only where the HTTP and MCP
+// layers have not set the same name themselves (they win, section 7.2.1).
+type policy struct {
+	origin string
+	header http.Header
+	// follow allows requests to other origins, always without header.
+	follow bool
+	base   http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (p *policy) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := p.check(req.URL); err != nil {
+		if req.Body != nil {
+			req.Body.Close() // RoundTrip must close the body, even on error
+		}
+		return nil, err
+	}
+	if origin(req.URL) == p.origin && len(p.header) > 0 {
+		// A RoundTripper must not modify the caller's request.
+		req = req.Clone(req.Context())
+		for k, vs := range p.header {
+			if _, generated := req.Header[k]; !generated {
+				req.Header[k] = vs
+			}
+		}
+	}
+	return p.base.RoundTrip(req)
+}
+
+// checkRedirect is the http.Client's CheckRedirect. It refuses a hop to
+// another origin unless following is allowed (the RoundTripper then sends
+// no configured header there), and checks the URL rules again.
+func (p *policy) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return p.check(req.URL)
+}
+
+func (p *policy) check(u *url.URL) error {
+	if err := checkURL(u); err != nil {
+		return err
+	}
+	if origin(u) != p.origin && !p.follow {
+		return fmt.Errorf("%w: %s is not %s", ErrCrossOrigin, origin(u), p.origin)
+	}
+	return nil
+}
+
+// newHTTPClient returns the client for one remote server: our policy over
+// base, no cookie jar (section 7.2.1 headers must not be joined by cookies
+// the server sets), redirects checked hop by hop.
+func newHTTPClient(u *url.URL, header http.Header, follow bool, base http.RoundTripper) *http.Client {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	p := &policy{origin: origin(u), header: header, follow: follow, base: base}
+	return &http.Client{Transport: p, CheckRedirect: p.checkRedirect, Jar: nil}
+}
