@@ -80,3 +80,13 @@ func HasErrors(ds []Diagnostic) bool {
 	}
 	return false
 }
+
+// Diagnostics returns the diagnostics a *RejectedError carries, and whether
+// err is one.
+func Diagnostics(err error) ([]Diagnostic, bool) {
+	var r *RejectedError
+	if errors.As(err, &r) {
+		return r.Diagnostics, true
+	}
+	return nil, false
+}

@@ -253,8 +253,8 @@ func checkPluginName(name string) string {
 func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 // IsNamespace reports whether s looks like a reverse-domain extension
-// namespace: two or more dot-separated DNS labels, the first starting with
-// a letter (com.example.client).
+// namespace: two or more dot-separated DNS labels, the first made of
+// letters only, as a top-level domain is (com.example.client).
 func IsNamespace(s string) bool {
 	labels := strings.Split(s, ".")
 	if len(labels) < 2 || len(s) > 253 {
@@ -264,7 +264,8 @@ func IsNamespace(s string) bool {
 		if lab == "" || len(lab) > 63 || lab[0] == '-' || lab[len(lab)-1] == '-' {
 			return false
 		}
-		if i == 0 && !isLetter(lab[0]) {
+		// The first label stands for a top-level domain: letters only.
+		if i == 0 && strings.IndexFunc(lab, func(r rune) bool { return r > 0x7f || !isLetter(byte(r)) }) >= 0 {
 			return false
 		}
 		for j := 0; j < len(lab); j++ {

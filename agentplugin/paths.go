@@ -12,7 +12,9 @@ import (
 // and are never validated.
 func (l *loader) extensionDirectories() {
 	for _, name := range l.dirs[""] {
-		if _, isDir := l.dirs[name]; isDir && IsNamespace(name) {
+		// mcp.json and plugin.json look like namespaces but are fixed
+		// locations: as directories they are invalid, not extensions.
+		if _, isDir := l.dirs[name]; isDir && IsNamespace(name) && name != mcpPath && name != manifestPath {
 			l.pkg.ExtensionDirectories = append(l.pkg.ExtensionDirectories, name)
 		}
 	}
