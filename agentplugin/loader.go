@@ -45,7 +45,8 @@ type loader struct {
 	pkg     *Package
 	dirs    map[string][]string // directory → children, from the snapshot
 	omitted map[string]snapshot.Reason
-	dropped int // diagnostics past MaxDiagnostics
+	claimed map[string]bool // omitted paths a component rule reported
+	dropped int             // diagnostics past MaxDiagnostics
 	version *specVersion
 }
 
@@ -59,6 +60,7 @@ func newLoader(s *snapshot.Snapshot, opts Options) *loader {
 		limits:  opts.Limits.withDefaults(),
 		pkg:     &Package{Snapshot: s},
 		omitted: make(map[string]snapshot.Reason, len(s.Omitted)),
+		claimed: map[string]bool{},
 	}
 	for _, o := range s.Omitted {
 		l.omitted[o.Path] = o.Reason
@@ -148,6 +150,9 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (l *loader) kind(p string) (snapshot.Kind, snapshot.Reason) {
 	for q := p; ; {
 		if r, ok := l.omitted[q]; ok {
+			// Every caller reports what it finds omitted with a narrower
+			// boundary than "access denied", so the path is claimed.
+			l.claimed[q] = true
 			return snapshot.Absent, r
 		}
 		i := strings.LastIndexByte(q, '/')

@@ -21,10 +21,10 @@ func (l *loader) extensionDirectories() {
 }
 
 // deniedPaths reports what the directory reader omitted and no component
-// rule claimed (spec 4.1, boundary 5: access to those paths is denied).
+// rule reported (spec 4.1, boundary 5: access to those paths is denied).
 func (l *loader) deniedPaths() {
 	for _, o := range l.snap.Omitted {
-		if l.claimed(o.Path) {
+		if l.claimed[o.Path] {
 			continue
 		}
 		code, msg := CodePathEscapes, "resolves outside the plugin root; access is denied"
@@ -40,22 +40,6 @@ func (l *loader) deniedPaths() {
 		}
 		l.report(Diagnostic{Severity: Warning, Code: code, Path: o.Path, Message: o.Path + " " + msg})
 	}
-}
-
-// claimed reports whether a component rule already reported the omitted
-// path p: the fixed locations and the skill documents get their own,
-// narrower diagnostics.
-func (l *loader) claimed(p string) bool {
-	switch p {
-	case manifestPath, mcpPath, skillsDir:
-		return true
-	}
-	rest, ok := strings.CutPrefix(p, skillsDir+"/")
-	if !ok {
-		return false
-	}
-	_, file, nested := strings.Cut(rest, "/")
-	return !nested || file == skillFile
 }
 
 // inRoot reports whether the plugin-relative path rel ("./x/y") stays

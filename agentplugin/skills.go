@@ -2,6 +2,7 @@ package agentplugin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/plugkit/plugkit/skill"
@@ -35,16 +36,12 @@ func (l *loader) skills() {
 	files := l.skillFiles()
 	seen := map[string]string{}
 	count := 0
-	// Omitted children are not in the snapshot's directory listing, so
-	// they are walked from the omissions.
-	for _, o := range l.snap.Omitted {
-		if name, ok := strings.CutPrefix(o.Path, skillsDir+"/"); ok && !strings.Contains(name, "/") {
-			l.omittedSkillDir(o)
-		}
-	}
-	for _, name := range l.dirs[skillsDir] {
+	for _, name := range l.skillCandidates() {
 		dir := skillsDir + "/" + name
-		if _, isDir := l.dirs[dir]; !isDir {
+		if k, why := l.kind(dir); why != "" {
+			l.omittedSkillDir(dir, why)
+			continue
+		} else if k == snapshot.File {
 			continue // a file directly under skills/ is not a skill
 		}
 		doc := dir + "/" + skillFile
@@ -71,17 +68,36 @@ func (l *loader) skills() {
 	}
 }
 
+// skillCandidates lists the names of the entries directly under skills/,
+// including those the directory reader omitted (a link that escapes, say),
+// sorted.
+func (l *loader) skillCandidates() []string {
+	names := slices.Clone(l.dirs[skillsDir])
+	for _, o := range l.snap.Omitted {
+		rest, ok := strings.CutPrefix(o.Path, skillsDir+"/")
+		if !ok {
+			continue
+		}
+		name, sub, nested := strings.Cut(rest, "/")
+		if !nested || sub == skillFile {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 // omittedSkillDir reports a child of skills/ the directory reader did not
 // read: when it was a directory, its SKILL.md cannot resolve within the
 // root, so that skill is skipped (spec 4.1, boundary 3).
-func (l *loader) omittedSkillDir(o snapshot.Omission) {
-	switch o.Reason {
+func (l *loader) omittedSkillDir(dir string, why snapshot.Reason) {
+	switch why {
 	case snapshot.ReasonEscape, snapshot.ReasonCycle:
-		l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: o.Path,
-			Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); it is not loaded as a skill", o.Path, o.Reason)})
+		l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: dir,
+			Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); it is not loaded as a skill", dir, why)})
 	default:
-		l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: o.Path,
-			Message: fmt.Sprintf("%s is not a directory (%s), so it is not a skill", o.Path, o.Reason)})
+		l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: dir,
+			Message: fmt.Sprintf("%s is not a directory (%s), so it is not a skill", dir, why)})
 	}
 }
 
