@@ -122,12 +122,26 @@ func (p *policy) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A RoundTripper must not modify the caller's request.
 		req = req.Clone(req.Context())
 		for k, vs := range p.header {
-			if _, generated := req.Header[k]; !generated {
+			if _, generated := req.Header[k]; !generated && !layerOwned(k) {
 				req.Header[k] = vs
 			}
 		}
 	}
 	return p.base.RoundTrip(req)
+}
+
+// layerOwned reports the canonical header names that only the HTTP and
+// MCP layers may set. They win even on a request where they happen to be
+// absent: a configured Mcp-Session-Id on the initialize request, or a
+// configured Content-Length, would break the protocol, not extend it.
+func layerOwned(k string) bool {
+	switch k {
+	case "Accept", "Content-Type", "Content-Length", "Content-Encoding", "Host", "Connection",
+		"Transfer-Encoding", "Te", "Trailer", "Upgrade", "Keep-Alive", "Proxy-Connection",
+		"Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Mcp-Method", "Mcp-Name":
+		return true
+	}
+	return strings.HasPrefix(k, "Mcp-Param-")
 }
 
 // checkRedirect is the http.Client's CheckRedirect. It refuses a hop to

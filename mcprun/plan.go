@@ -178,12 +178,15 @@ func (p *LaunchPlan) planHTTP() error {
 // link may have been swapped since Plan, and a ${PLUGIN_DATA} cwd can only
 // be fully resolved once the directory exists. Start calls it right before
 // launching; call it yourself when you build the exec.Cmd with Cmd.
+//
+// It does nothing for remote servers: PLUGIN_DATA is part of a
+// subprocess's environment (section 9.1), and a remote server has none.
 func (p *LaunchPlan) Prepare() error {
-	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
-		return fmt.Errorf("server %s: creating PLUGIN_DATA: %w", p.ServerID, err)
-	}
 	if p.Type != agentplugin.Stdio {
 		return nil
+	}
+	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
+		return fmt.Errorf("server %s: creating PLUGIN_DATA: %w", p.ServerID, err)
 	}
 	data, err := filepath.EvalSymlinks(p.DataDir)
 	if err != nil {

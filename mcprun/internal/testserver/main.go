@@ -4,8 +4,9 @@
 //
 //   - tool "info": argv, environment and working directory;
 //   - tool "write": writes a file in $PLUGIN_DATA and returns its path;
-//   - tool "spawn": starts a long "sleep" child in the server's process
-//     group and returns its pid, to prove the group is killed on close;
+//   - tool "spawn": starts a long-sleeping child (this program with
+//     TESTSERVER_SLEEP=1) in the server's process group and returns its
+//     pid, to prove the group is killed on close;
 //   - tool "echo": returns the arguments object it received.
 //
 // Environment switches: TESTSERVER_CRASH=MSG writes MSG to stderr and
@@ -49,6 +50,10 @@ type echoOut struct {
 }
 
 func main() {
+	if os.Getenv("TESTSERVER_SLEEP") != "" {
+		time.Sleep(5 * time.Minute)
+		return
+	}
 	if msg := os.Getenv("TESTSERVER_CRASH"); msg != "" {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(3)
@@ -69,9 +74,14 @@ func main() {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "start a sleeping child"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, spawnOut, error) {
-			// The child inherits the process group and nothing else: no
-			// stdio, so only the group kill can end it.
-			c := exec.Command("sleep", "300")
+			// The child is this program sleeping; it inherits the process
+			// group and no stdio, so only the group kill can end it.
+			self, err := os.Executable()
+			if err != nil {
+				return nil, spawnOut{}, err
+			}
+			c := exec.Command(self)
+			c.Env = append(os.Environ(), "TESTSERVER_SLEEP=1")
 			if err := c.Start(); err != nil {
 				return nil, spawnOut{}, err
 			}
