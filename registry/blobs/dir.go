@@ -2,15 +2,14 @@ package blobs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/plugkit/plugkit/archive"
 )
 
 // Dir is a Store in a directory: the blob "sha256:abcd…" is the file
@@ -41,17 +40,15 @@ func OpenDir(root string) (*Dir, error) {
 	return &Dir{root: root}, nil
 }
 
-// path returns the file of digest, or an error if digest is not
-// "sha256:" and 64 lowercase hex digits: the digest becomes a file name, so
-// nothing else may reach the filesystem.
+// path returns the file of digest. The digest becomes a file name, so it
+// must parse strictly: nothing but "sha256:" and 64 lowercase hex digits
+// may reach the filesystem.
 func (d *Dir) path(digest string) (string, error) {
-	hexPart, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok || len(hexPart) != 64 || strings.ToLower(hexPart) != hexPart {
-		return "", fmt.Errorf("blobs: invalid digest %q", digest)
+	digest, err := archive.ParseDigest(digest)
+	if err != nil {
+		return "", err
 	}
-	if _, err := hex.DecodeString(hexPart); err != nil {
-		return "", fmt.Errorf("blobs: invalid digest %q", digest)
-	}
+	hexPart := strings.TrimPrefix(digest, "sha256:")
 	return filepath.Join(d.root, "sha256", hexPart[:2], hexPart), nil
 }
 
@@ -63,8 +60,7 @@ func (d *Dir) Put(ctx context.Context, digest string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
-	if "sha256:"+hex.EncodeToString(sum[:]) != digest {
+	if archive.Digest(data) != digest {
 		return ErrDigestMismatch
 	}
 	if _, err := os.Stat(final); err == nil {

@@ -1,0 +1,362 @@
+package distribution
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
+)
+
+// DefaultMaxResponseBytes bounds a JSON response when
+// Client.MaxResponseBytes is zero.
+const DefaultMaxResponseBytes = 8 << 20
+
+// maxErrorBody bounds how much of an error response is read to find its
+// code.
+const maxErrorBody = 64 << 10
+
+// defaultHTTPClient is used when Client.HTTPClient is nil: the default
+// transport, and a timeout so that a stalled registry cannot hang a caller
+// that passed a context without a deadline.
+var defaultHTTPClient = &http.Client{Timeout: 5 * time.Minute}
+
+// Client talks to one registry. The zero value is not usable until BaseURL
+// is set; every other field has a sane zero value. A Client is safe for
+// concurrent use once configured.
+type Client struct {
+	// BaseURL is the registry's origin, optionally with a path prefix
+	// ("https://plugins.example.com" or "https://example.com/registry"). It
+	// must be https, except on a loopback address.
+	BaseURL string
+	// Token, when set, is sent as "Authorization: Bearer TOKEN".
+	Token string
+	// Auth, when set, returns credential headers for each request (a
+	// token that refreshes, say). It is called after Token is applied, so
+	// its headers win.
+	Auth func(ctx context.Context) (http.Header, error)
+	// Header holds extra headers for every request.
+	Header http.Header
+	// HTTPClient sends the requests; nil means a client with the default
+	// transport and a 5 minute timeout. Its CheckRedirect, if any, still
+	// runs, after the Client's own redirect policy.
+	HTTPClient *http.Client
+	// MaxResponseBytes bounds a JSON response (default 8 MiB).
+	MaxResponseBytes int64
+	// Limits bound a downloaded artifact: MaxArchiveBytes bounds the
+	// response, the others its unpacking. Zero fields take archive's
+	// defaults.
+	Limits archive.Limits
+	// LoadOptions are passed to agentplugin.Load by Download.
+	LoadOptions agentplugin.Options
+}
+
+// Catalog returns the registry's catalog.
+func (c *Client) Catalog(ctx context.Context) (*Catalog, error) {
+	var cat Catalog
+	if err := c.Request(ctx, http.MethodGet, "/catalog", nil, &cat); err != nil {
+		return nil, err
+	}
+	return &cat, nil
+}
+
+// Resolve returns the release that q selects.
+func (c *Client) Resolve(ctx context.Context, q ResolveQuery) (*Release, error) {
+	v := url.Values{}
+	if q.PluginID != "" {
+		v.Set("plugin_id", q.PluginID)
+	}
+	if q.ReleaseID != "" {
+		v.Set("release_id", q.ReleaseID)
+	}
+	if q.Channel != "" {
+		v.Set("channel", q.Channel)
+	}
+	var rel Release
+	if err := c.call(ctx, http.MethodGet, "/resolve", v, nil, "", &rel); err != nil {
+		return nil, err
+	}
+	return &rel, nil
+}
+
+// Publish uploads a plugin archive and points channel at its release (""
+// means DefaultChannel). A plugin the server's loader rejects is a
+// *StatusError with Status 422 and the diagnostics.
+func (c *Client) Publish(ctx context.Context, archiveBytes []byte, channel string) (*PublishResult, error) {
+	v := url.Values{}
+	if channel != "" {
+		v.Set("channel", channel)
+	}
+	var res PublishResult
+	if err := c.call(ctx, http.MethodPost, "/publish", v, archiveBytes, "application/gzip", &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// SetChannel points a channel at a release; it needs a publisher token.
+func (c *Client) SetChannel(ctx context.Context, u ChannelUpdate) (*Release, error) {
+	var rel Release
+	if err := c.Request(ctx, http.MethodPut, "/channels", u, &rel); err != nil {
+		return nil, err
+	}
+	return &rel, nil
+}
+
+// Yank marks a release yanked (or, with yanked false, restores it); it
+// needs a publisher token.
+func (c *Client) Yank(ctx context.Context, releaseID string, yanked bool) (*Release, error) {
+	var rel Release
+	if err := c.Request(ctx, http.MethodPost, "/yank", YankUpdate{ReleaseID: releaseID, Yanked: yanked}, &rel); err != nil {
+		return nil, err
+	}
+	return &rel, nil
+}
+
+// Request makes a JSON request to path below the protocol prefix, for the
+// endpoints that have no method of their own (installation listing and
+// reporting). path must start with "/" and hold no traversal, query,
+// fragment, percent-escape or other origin. A non-nil body is sent as JSON;
+// a 2xx response is decoded into out unless out is nil.
+func (c *Client) Request(ctx context.Context, method, path string, body, out any) error {
+	if err := checkRequestPath(path); err != nil {
+		return err
+	}
+	var raw []byte
+	var ctype string
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("distribution: encode request: %w", err)
+		}
+		raw, ctype = b, "application/json"
+	}
+	return c.call(ctx, method, path, nil, raw, ctype, out)
+}
+
+// checkRequestPath keeps Request below the prefix of the configured origin.
+func checkRequestPath(p string) error {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return fmt.Errorf("%w: %q must start with a single /", ErrInvalidPath, p)
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/-._~:@", c) >= 0
+		if !ok {
+			return fmt.Errorf("%w: %q holds %q", ErrInvalidPath, p, c)
+		}
+	}
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%w: %q holds an empty, . or .. segment", ErrInvalidPath, p)
+		}
+	}
+	return nil
+}
+
+// call sends a request and decodes a JSON response into out.
+func (c *Client) call(ctx context.Context, method, path string, query url.Values, body []byte, ctype string, out any) error {
+	limit := c.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	b, err := c.send(ctx, method, path, query, body, ctype, "application/json", limit)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrInvalidResponse, method, path, err)
+	}
+	return nil
+}
+
+// send makes one request and returns the body of a 2xx response, read up
+// to limit bytes.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body []byte, ctype, accept string, limit int64) ([]byte, error) {
+	base, err := parseBaseURL(c.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + Prefix + path
+	u.RawQuery = query.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := c.headers(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.httpClient(base, creds).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, statusError(resp)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s %s: over %d bytes", ErrTooLarge, method, path, limit)
+	}
+	return b, nil
+}
+
+// headers sets the extra and credential headers on req, and returns the
+// names of the credential headers, which must not follow a redirect to
+// another origin.
+func (c *Client) headers(ctx context.Context, req *http.Request) ([]string, error) {
+	req.Header.Set("User-Agent", "plugkit")
+	for k, vs := range c.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	creds := []string{"Authorization"}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Auth != nil {
+		h, err := c.Auth(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("distribution: auth: %w", err)
+		}
+		for k, vs := range h {
+			req.Header.Del(k)
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+			creds = append(creds, k)
+		}
+	}
+	return creds, nil
+}
+
+// httpClient returns a shallow copy of the caller's client whose redirect
+// policy refuses insecure targets and drops the credential headers on a
+// redirect to another origin. net/http drops Authorization itself, but not
+// the arbitrary headers an Auth function may return.
+func (c *Client) httpClient(base *url.URL, creds []string) *http.Client {
+	hc := defaultHTTPClient
+	if c.HTTPClient != nil {
+		hc = c.HTTPClient
+	}
+	cp := *hc
+	next := hc.CheckRedirect
+	origin := originOf(base)
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("distribution: stopped after 10 redirects")
+		}
+		if err := checkSecure(req.URL); err != nil {
+			return err
+		}
+		if originOf(req.URL) != origin {
+			for _, k := range creds {
+				req.Header.Del(k)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &cp
+}
+
+// originOf returns scheme://host:port with the default port made explicit,
+// so that "https://a" and "https://a:443" are one origin.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// parseBaseURL checks a base URL: absolute http(s), a host, no user
+// information, query or fragment, and https unless the host is loopback.
+func parseBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, fmt.Errorf("%w: %q is not a base URL", ErrInsecureURL, s)
+	}
+	if err := checkSecure(u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// checkSecure requires https, or http to a loopback host.
+func checkSecure(u *url.URL) error {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s://%s", ErrInsecureURL, u.Scheme, u.Host)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// statusError builds the error of a non-2xx response from at most
+// maxErrorBody bytes of its body, keeping only a well-formed code and, on a
+// 422, the diagnostics.
+func statusError(resp *http.Response) error {
+	se := &StatusError{Status: resp.StatusCode}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var body ErrorBody
+	if json.Unmarshal(b, &body) == nil {
+		if isCode(body.Error.Code) {
+			se.Code = body.Error.Code
+		}
+		if resp.StatusCode == http.StatusUnprocessableEntity {
+			se.Diagnostics = body.Error.Diagnostics
+		}
+	}
+	return se
+}
+
+// isCode reports whether s looks like a protocol error code, so that no
+// arbitrary server text ends up in an error message.
+func isCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < 'a' || s[i] > 'z') && s[i] != '_' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,96 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// Tokens of the test registries.
+const (
+	publishToken = "publisher-secret"
+	readToken    = "reader-secret"
+)
+
+// pluginArchive packs a minimal valid plugin; extra files are added as is.
+func pluginArchive(t testing.TB, name, version string, extra map[string]string) []byte {
+	t.Helper()
+	manifest := fmt.Sprintf(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": %q, "description": "the %s plugin"`, name, name)
+	if version != "" {
+		manifest += fmt.Sprintf(`, "version": %q`, version)
+	}
+	files := map[string][]byte{"plugin.json": []byte(manifest + "}")}
+	for p, b := range extra {
+		files[p] = []byte(b)
+	}
+	s, err := snapshot.FromFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := archive.Pack(s, archive.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// newTestServer starts an in-process registry on 127.0.0.1 with fresh
+// storage and both tokens. When private, reading needs a token.
+func newTestServer(t testing.TB, cfg Config, private bool) *httptest.Server {
+	t.Helper()
+	db, b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg.Store, cfg.Blobs = db, b
+	cfg.PublishTokens = []string{publishToken}
+	cfg.ReadTokens = []string{readToken}
+	cfg.AnonymousRead = !private
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func client(url, token string) *distribution.Client {
+	return &distribution.Client{BaseURL: url, Token: token}
+}
+
+// do sends a raw request and returns its status and error code.
+func do(t testing.TB, method, url, token, ctype string, body io.Reader) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	code := ""
+	if i := strings.Index(string(b), `"code":"`); i >= 0 {
+		code = string(b[i+8:])
+		code = code[:strings.IndexByte(code, '"')]
+	}
+	return resp.StatusCode, code, resp.Header
+}
