@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // writeTree creates files (path → content) under a new directory named
@@ -102,7 +104,10 @@ func TestSpec41_LinksInSkillDir(t *testing.T) {
 	if got := string(s.Files["inside.md"]); got != "real" {
 		t.Errorf("inside link read as %q", got)
 	}
-	for _, p := range []string{"escape", "sub/relative-escape", "dirlink", "dangling", "fifo"} {
+	if got := string(s.Files["dirlink/x"]); got != "x" {
+		t.Errorf("a link to a directory inside is followed: got %q", got)
+	}
+	for _, p := range []string{"escape", "sub/relative-escape", "dangling", "fifo"} {
 		if _, ok := s.Files[p]; ok {
 			t.Errorf("%s was read", p)
 		}
@@ -114,8 +119,8 @@ func TestSpec41_LinksInSkillDir(t *testing.T) {
 		}
 		got[p.File] = p.Code
 	}
-	want := map[string]string{"escape": "skill-link-escapes", "sub/relative-escape": "skill-link-escapes",
-		"dirlink": "skill-file-skipped", "dangling": "skill-file-skipped", "fifo": "skill-file-skipped"}
+	want := map[string]string{"escape": "skill-link-escapes", "sub/relative-escape": "skill-link-escapes", "dirlink/relative-escape": "skill-link-escapes",
+		"dangling": "skill-file-skipped", "fifo": "skill-file-skipped"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems = %v, want %v", got, want)
 	}
@@ -142,7 +147,7 @@ func TestLoadDirLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A sparse file: the limit must hold without writing 16 MiB.
-	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+	if err := f.Truncate(snapshot.DefaultMaxFileBytes + 1); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
