@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/distribution"
+)
+
+func init() { verbs = append(verbs, newResolveCmd) }
+
+func newResolveCmd() *cobra.Command {
+	var rf registryFlags
+	var q distribution.ResolveQuery
+	cmd := &cobra.Command{
+		Use:   "resolve PLUGIN",
+		Short: "Resolve a plugin's channel or release to its artifact digest",
+		Long: `Resolve asks the registry which release a channel (default "stable") of
+PLUGIN points at, or looks up one release by --release, and prints its ID,
+version and artifact digest. A yanked release is not found by channel.
+
+Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
+		Example: `  plugkit resolve release-notes --registry http://127.0.0.1:8080
+  plugkit resolve release-notes --channel beta --registry http://127.0.0.1:8080 --json
+  plugkit resolve release-notes --release release-notes@1.2.0 --registry http://127.0.0.1:8080`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q.PluginID = args[0]
+			if err := checkResolveQuery(q); err != nil {
+				return usage(err)
+			}
+			c, err := rf.client()
+			if err != nil {
+				return err
+			}
+			rel, err := c.Resolve(cmd.Context(), q)
+			if err != nil {
+				return refused(cmd, err)
+			}
+			if rf.asJSON {
+				return writeJSON(cmd.OutOrStdout(), rel)
+			}
+			printRelease(cmd, rel)
+			return nil
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
+	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release ID to look up instead of a channel")
+	return cmd
+}
+
+// checkResolveQuery refuses a malformed query before it is sent.
+func checkResolveQuery(q distribution.ResolveQuery) error {
+	if err := distribution.CheckPluginID(q.PluginID); err != nil {
+		return err
+	}
+	if q.Channel != "" && q.ReleaseID != "" {
+		return errors.New("--channel and --release exclude each other")
+	}
+	if q.Channel != "" {
+		return distribution.CheckChannel(q.Channel)
+	}
+	if q.ReleaseID != "" {
+		return distribution.CheckReleaseID(q.ReleaseID)
+	}
+	return nil
+}
+
+func printRelease(cmd *cobra.Command, rel *distribution.Release) {
+	yanked := ""
+	if rel.Yanked {
+		yanked = " (yanked)"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "release: %s%s\nversion: %s\ndigest:  %s\nsize:    %d\n",
+		rel.ID, yanked, rel.Version, rel.ArtifactDigest, rel.Size)
+}

@@ -1,0 +1,436 @@
+package registry
+
+// End-to-end tests against a real `plugkit serve` process on 127.0.0.1,
+// driven by the distribution client and by the plugkit binary's client
+// verbs.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/distribution"
+)
+
+// plugkitBin is the plugkit binary TestMain builds once.
+var plugkitBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "plugkit-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	plugkitBin = filepath.Join(dir, "plugkit")
+	build := exec.Command("go", "build", "-o", plugkitBin, "github.com/plugkit/plugkit/cmd/plugkit")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building plugkit:", err)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// serverProc is a running `plugkit serve`.
+type serverProc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe starts plugkit serve on a free loopback port over data, with
+// the test tokens in the environment, and waits for its address.
+func startServe(t *testing.T, data string, args ...string) *serverProc {
+	t.Helper()
+	cmd := exec.Command(plugkitBin, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS="+publishToken, "PLUGKIT_READ_TOKENS=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &serverProc{cmd: cmd, stderr: &syncBuffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", p.stderr)
+		}
+	})
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- s
+		io.Copy(io.Discard, out)
+	}()
+	select {
+	case s := <-line:
+		url, ok := strings.CutPrefix(strings.TrimSpace(s), "plugkit serve: listening on ")
+		if !ok {
+			t.Fatalf("serve printed %q; stderr: %s", s, p.stderr)
+		}
+		p.url = url
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not start; stderr: %s", p.stderr)
+	}
+	return p
+}
+
+// plugkit runs the binary's client verbs and returns stdout, stderr and the
+// exit code.
+func plugkit(t *testing.T, token string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(plugkitBin, args...)
+	cmd.Env = append(os.Environ(), "PLUGKIT_TOKEN="+token)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// writePlugin writes a small valid plugin directory.
+func writePlugin(t *testing.T, name, version string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	files := map[string]string{
+		"plugin.json": fmt.Sprintf(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": %q, "version": %q, "description": "e2e"}`, name, version),
+		"skills/hello/SKILL.md": "---\nname: hello\ndescription: Say hello.\n---\nSay hello.\n",
+		"bin/run":               "#!/bin/sh\necho hi\n",
+	}
+	for p, b := range files {
+		full := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(p, "bin/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, []byte(b), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestE2ECLI(t *testing.T) {
+	srv := startServe(t, t.TempDir())
+	reg := "--registry=" + srv.url
+	src := writePlugin(t, "e2e-demo", "1.0.0")
+
+	if _, stderr, code := plugkit(t, "", "publish", src, reg); code != 1 || !strings.Contains(stderr, "401") {
+		t.Fatalf("anonymous publish: exit %d %s", code, stderr)
+	}
+	if _, stderr, code := plugkit(t, "wrong", "publish", src, reg); code != 1 || !strings.Contains(stderr, "401") {
+		t.Fatalf("wrong-token publish: exit %d %s", code, stderr)
+	}
+	out, stderr, code := plugkit(t, publishToken, "publish", src, reg, "--json")
+	if code != 0 || !strings.Contains(out, `"created": true`) {
+		t.Fatalf("publish: exit %d %s %s", code, out, stderr)
+	}
+	if out, _, code := plugkit(t, publishToken, "publish", src, reg); code != 0 || !strings.Contains(out, "already published") {
+		t.Fatalf("republish: exit %d %s", code, out)
+	}
+	os.WriteFile(filepath.Join(src, "extra.txt"), []byte("changed"), 0o644)
+	if _, stderr, code := plugkit(t, publishToken, "publish", src, reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "version_conflict") {
+		t.Fatalf("conflicting publish: exit %d %s", code, stderr)
+	}
+	os.WriteFile(filepath.Join(src, "plugin.json"), []byte(`{"name": "Bad Name"}`), 0o644)
+	if _, stderr, code := plugkit(t, publishToken, "publish", src, reg); code != 1 || stderr == "" {
+		t.Fatalf("rejected plugin: exit %d %s", code, stderr)
+	}
+
+	if out, _, code := plugkit(t, "", "catalog", reg); code != 0 || !strings.Contains(out, "e2e-demo\tstable=1.0.0") {
+		t.Fatalf("catalog: exit %d %q", code, out)
+	}
+	if out, _, code := plugkit(t, "", "catalog", reg, "--json"); code != 0 || !strings.Contains(out, `"artifact_digest"`) {
+		t.Fatalf("catalog --json: exit %d %q", code, out)
+	}
+	out, _, code = plugkit(t, "", "resolve", "e2e-demo", reg, "--json")
+	if code != 0 || !strings.Contains(out, `"id": "e2e-demo@1.0.0"`) {
+		t.Fatalf("resolve: exit %d %q", code, out)
+	}
+	if out, _, code := plugkit(t, "", "resolve", "e2e-demo", reg, "--release", "e2e-demo@1.0.0"); code != 0 || !strings.Contains(out, "version: 1.0.0") {
+		t.Fatalf("resolve --release: exit %d %q", code, out)
+	}
+	if _, stderr, code := plugkit(t, "", "resolve", "e2e-demo", reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "404") {
+		t.Fatalf("resolve of an empty channel: exit %d %s", code, stderr)
+	}
+
+	dst := filepath.Join(t.TempDir(), "fetched")
+	if out, stderr, code := plugkit(t, "", "fetch", "e2e-demo", dst, reg); code != 0 {
+		t.Fatalf("fetch: exit %d %s %s", code, out, stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(dst, "bin/run")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("fetched bin/run: %v %v", fi, err)
+	}
+	if _, _, code := plugkit(t, "", "fetch", "e2e-demo", dst, reg); code != 2 {
+		t.Fatalf("fetch into a non-empty dir: exit %d, want 2", code)
+	}
+	rel, err := client(srv.url, "").Resolve(context.Background(), distribution.ResolveQuery{PluginID: "e2e-demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := filepath.Join(t.TempDir(), "pinned")
+	if out, _, code := plugkit(t, "", "fetch", rel.ArtifactDigest, pinned, reg, "--json"); code != 0 || !strings.Contains(out, `"files": 3`) {
+		t.Fatalf("fetch by digest: exit %d %s", code, out)
+	}
+}
+
+// TestE2EPrivateRegistry checks the auth matrix of a registry whose reads
+// need a token.
+func TestE2EPrivateRegistry(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "readers")
+	os.WriteFile(tokens, []byte("# readers\n"+readToken+"\n"), 0o600)
+	srv := startServe(t, t.TempDir(), "--read-token-file", tokens)
+	reg := "--registry=" + srv.url
+	src := writePlugin(t, "private", "1.0.0")
+	if _, stderr, code := plugkit(t, readToken, "publish", src, reg); code != 1 || !strings.Contains(stderr, "403") {
+		t.Fatalf("reader publish: exit %d %s", code, stderr)
+	}
+	if _, _, code := plugkit(t, publishToken, "publish", src, reg); code != 0 {
+		t.Fatalf("publisher publish: exit %d", code)
+	}
+	for tok, want := range map[string]int{"": 1, "wrong": 1, readToken: 0, publishToken: 0} {
+		if _, stderr, code := plugkit(t, tok, "catalog", reg); code != want {
+			t.Errorf("catalog with token %q: exit %d, want %d (%s)", tok, code, want, stderr)
+		}
+	}
+	if strings.Contains(srv.stderr.String(), readToken) || strings.Contains(srv.stderr.String(), publishToken) {
+		t.Fatal("a token reached the server log")
+	}
+}
+
+// TestE2ETamperedArtifact serves, under a digest, the bytes of another
+// valid plugin: the client must refuse them by digest, before it unpacks
+// or loads anything, and fetch must leave no directory.
+func TestE2ETamperedArtifact(t *testing.T) {
+	honest := pluginArchive(t, "honest", "1.0.0", nil)
+	evil := pluginArchive(t, "evil", "6.6.6", nil)
+	digest := archive.Digest(honest)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/plugin-protocol/v1/artifacts/"+digest {
+			w.Write(evil)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	_, err := client(ts.URL, "").Download(context.Background(), digest)
+	if !errors.Is(err, distribution.ErrDigestMismatch) {
+		t.Fatalf("Download of tampered bytes: %v, want ErrDigestMismatch", err)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := plugkit(t, "", "fetch", digest, dst, "--registry", ts.URL); code != 1 || !strings.Contains(stderr, "digest mismatch") {
+		t.Fatalf("fetch of tampered bytes: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("fetch left %s behind: %v", dst, err)
+	}
+}
+
+func TestE2EConcurrentPublishes(t *testing.T) {
+	ctx := context.Background()
+	srv := startServe(t, t.TempDir())
+	c := client(srv.url, publishToken)
+	same := pluginArchive(t, "same", "1.0.0", nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[bool]int{}
+	for i := range 20 {
+		distinct := pluginArchive(t, fmt.Sprintf("c%02d", i), "1.0.0", nil)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Publish(ctx, distinct, ""); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			res, err := c.Publish(ctx, same, "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			statuses[res.Created]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	cat, err := c.Catalog(ctx)
+	if err != nil || len(cat.Plugins) != 21 || statuses[true] != 1 || statuses[false] != 19 {
+		t.Fatalf("plugins=%d created=%v err=%v", len(cat.Plugins), statuses, err)
+	}
+}
+
+// TestE2EKillDuringPublish kills the server with SIGKILL while one publish
+// is halfway through its body and others are in flight, restarts it on the
+// same data, and checks that the state is consistent: every release the
+// catalog shows resolves and downloads with a verified digest, every publish
+// that was acknowledged survived, and the interrupted one left nothing that
+// resolve can see.
+func TestE2EKillDuringPublish(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	srv := startServe(t, data)
+	c := client(srv.url, publishToken)
+	if _, err := c.Publish(ctx, pluginArchive(t, "before", "1.0.0", nil), ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// A publish whose body stops halfway.
+	big := pluginArchive(t, "interrupted", "1.0.0", map[string]string{"data": randomText(1 << 20)})
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", srv.url+"/plugin-protocol/v1/publish", pr)
+	req.Header.Set("Authorization", "Bearer "+publishToken)
+	req.ContentLength = int64(len(big))
+	halfway := make(chan struct{})
+	go func() {
+		pw.Write(big[:len(big)/2])
+		close(halfway)
+		time.Sleep(time.Minute) // never finishes: the server dies first
+		pw.Close()
+	}()
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-halfway
+
+	// And a burst of small publishes, killed wherever they are.
+	var mu sync.Mutex
+	acked := map[string]string{}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		a := pluginArchive(t, fmt.Sprintf("burst%02d", i), "1.0.0", nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 3 * time.Millisecond)
+			if res, err := c.Publish(ctx, a, ""); err == nil {
+				mu.Lock()
+				acked[res.Release.PluginID] = res.Release.ArtifactDigest
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(15 * time.Millisecond)
+	srv.cmd.Process.Signal(syscall.SIGKILL)
+	srv.cmd.Wait()
+	wg.Wait()
+	pw.Close()
+
+	srv = startServe(t, data)
+	c = client(srv.url, publishToken)
+	cat, err := c.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range cat.Plugins {
+		seen[p.ID] = true
+		if p.ID == "interrupted" {
+			t.Fatal("the interrupted publish is in the catalog")
+		}
+		rel, err := c.Resolve(ctx, distribution.ResolveQuery{PluginID: p.ID})
+		if err != nil {
+			t.Fatalf("%s is in the catalog but does not resolve: %v", p.ID, err)
+		}
+		if _, err := c.Download(ctx, rel.ArtifactDigest); err != nil {
+			t.Fatalf("%s resolves but does not download: %v", p.ID, err)
+		}
+	}
+	if !seen["before"] {
+		t.Fatal("a release published before the crash is gone")
+	}
+	for id := range acked {
+		if !seen[id] {
+			t.Fatalf("acknowledged publish of %s is gone", id)
+		}
+	}
+	var se *distribution.StatusError
+	if _, err := c.Resolve(ctx, distribution.ResolveQuery{PluginID: "interrupted"}); !errors.As(err, &se) || se.Status != 404 {
+		t.Fatalf("resolve of the interrupted plugin: %v", err)
+	}
+	if _, err := c.Download(ctx, archive.Digest(big)); !errors.As(err, &se) || se.Status != 404 {
+		t.Fatalf("download of the interrupted artifact: %v", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(data, "blobs", "tmp")); len(left) != 0 {
+		t.Fatalf("temporary blobs survived the restart: %d", len(left))
+	}
+	if res, err := c.Publish(ctx, big, ""); err != nil || !res.Created {
+		t.Fatalf("publish after restart: %+v %v", res, err)
+	}
+	t.Logf("acknowledged before the kill: %d of 12", len(acked))
+}
+
+// TestE2ELimits sends oversized and malformed requests to the process.
+func TestE2ELimits(t *testing.T) {
+	srv := startServe(t, t.TempDir())
+	v1 := srv.url + "/plugin-protocol/v1"
+	huge := bytes.NewReader(make([]byte, archive.DefaultMaxArchiveBytes+1))
+	if st, code, _ := do(t, "POST", v1+"/publish", publishToken, "application/gzip", huge); st != 413 || code != distribution.CodeTooLarge {
+		t.Fatalf("oversized publish: %d %s", st, code)
+	}
+	req, _ := http.NewRequest("GET", v1+"/catalog", nil)
+	req.Header.Set("X-Padding", strings.Repeat("a", 64<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("oversized header: %d", resp.StatusCode)
+	}
+	for url, want := range map[string]int{
+		v1 + "/resolve?plugin_id=x&bogus=1": 400,
+		v1 + "/artifacts/md5:abc":           400,
+		v1 + "/nothing":                     404,
+	} {
+		if st, _, _ := do(t, "GET", url, "", "", nil); st != want {
+			t.Errorf("GET %s: %d, want %d", url, st, want)
+		}
+	}
+}
