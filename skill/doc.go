@@ -66,7 +66,7 @@
 //	skill-allowed-tools-invalid    allowed-tools is a list or a mapping
 //	skill-metadata-invalid         metadata is not a mapping, or one of its values is a list or a mapping
 //	skill-link-escapes             LoadDir: a link resolves outside the skill directory (error for SKILL.md, warning otherwise: the file is not read)
-//	skill-file-skipped             LoadDir, warning: a special file, a dangling link or a link to a directory was not read
+//	skill-file-skipped             LoadDir, warning: a special file, a dangling link or a link cycle was not read
 //
 // Problems from Parse come in the order of the source, the missing
 // required keys last.
