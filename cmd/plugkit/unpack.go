@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -152,6 +153,11 @@ func writeTreeAtomic(dir string, s *snapshot.Snapshot) (err error) {
 		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// os.Rename never replaces a directory, even an empty one: remove the
+	// empty DIR first (Remove fails should it have been filled meanwhile).
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return os.Rename(tmp, dir)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// writeUnpackTestArchive packs a small snapshot (under root, when set) to
+// a file and returns the file and the snapshot.
+func writeUnpackTestArchive(t *testing.T, root string, trailer string) (string, *snapshot.Snapshot) {
+	t.Helper()
+	s, err := snapshot.New(map[string][]byte{
+		"plugin.json":       []byte(packTestManifest),
+		"bin/tool":          []byte("#!/bin/sh\n"),
+		"skills/a/SKILL.md": []byte("---\nname: a\ndescription: A.\n---\n"),
+		"skills/a/ref/x.md": []byte("x"),
+	}, map[string]fs.FileMode{"bin/tool": 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := archive.Pack(s, archive.PackOptions{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "demo.tar.gz")
+	os.WriteFile(file, append(b, trailer...), 0o644)
+	return file, s
+}
+
+func TestUnpackWritesTree(t *testing.T) {
+	file, s := writeUnpackTestArchive(t, "demo", "")
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, "unpack", file, dir, "--root", "demo", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Digest, Path string
+		Files        int
+	}
+	b, _ := os.ReadFile(file)
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Digest != archive.Digest(b) || res.Files != 4 || res.Path != dir {
+		t.Fatalf("stdout %q (%v)", stdout, err)
+	}
+	got, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
+	if err != nil || !got.Equal(s) {
+		t.Fatalf("tree %v (%v)", got, err)
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "bin/tool")); info.Mode().Perm() != 0o755 {
+		t.Errorf("bin/tool mode %v", info.Mode())
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "plugin.json")); info.Mode().Perm() != 0o644 {
+		t.Errorf("plugin.json mode %v", info.Mode())
+	}
+}
+
+// An existing empty directory is filled; a non-empty one is refused and
+// left alone.
+func TestUnpackTargetDirectory(t *testing.T) {
+	file, _ := writeUnpackTestArchive(t, "", "")
+	empty := t.TempDir()
+	if code, _, stderr := runCLI(t, "unpack", file, empty); code != 0 {
+		t.Fatalf("empty directory: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "plugin.json")); err != nil {
+		t.Fatal(err)
+	}
+	full := t.TempDir()
+	os.WriteFile(filepath.Join(full, "keep"), []byte("mine"), 0o644)
+	if code, _, stderr := runCLI(t, "unpack", file, full); code != 2 || !strings.Contains(stderr, "not empty") {
+		t.Fatalf("non-empty directory: exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(full); len(entries) != 1 {
+		t.Errorf("non-empty directory changed: %v", entries)
+	}
+}
+
+// A refused archive leaves nothing: no DIR, no temporary sibling.
+func TestUnpackRefusedArchiveLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	for name, args := range map[string][]string{
+		"trailing data": {"--root", "demo"},
+		"wrong root":    {"--root", "other"},
+	} {
+		trailer := ""
+		if name == "trailing data" {
+			trailer = "x"
+		}
+		file, _ := writeUnpackTestArchive(t, "demo", trailer)
+		dir := filepath.Join(parent, "out")
+		code, _, stderr := runCLI(t, append([]string{"unpack", file, dir}, args...)...)
+		if code != 1 {
+			t.Errorf("%s: exit %d: %s", name, code, stderr)
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+			t.Errorf("%s: left behind %v", name, entries)
+		}
+	}
+	if code, _, _ := runCLI(t, "unpack", filepath.Join(parent, "missing.tgz"), filepath.Join(parent, "out")); code != 2 {
+		t.Errorf("missing archive: exit %d", code)
+	}
+}
+
+// A failure while writing removes the partial tree: here a snapshot built
+// by hand where "a" is both a file and a directory.
+func TestWriteTreeAtomicCleansUp(t *testing.T) {
+	parent := t.TempDir()
+	s := &snapshot.Snapshot{Files: map[string][]byte{"a": []byte("x"), "a/b": []byte("y")}}
+	if err := writeTreeAtomic(filepath.Join(parent, "out"), s); err == nil {
+		t.Fatal("no error")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind %v", entries)
+	}
+}
