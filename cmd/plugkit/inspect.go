@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
+)
+
+func init() { verbs = append(verbs, newInspectCmd) }
+
+// inspectReport is the --json document of plugkit inspect. Env values and
+// header values are never shown: they may be secrets; their names are.
+type inspectReport struct {
+	Path          string                   `json:"path"`
+	Digest        string                   `json:"digest"`
+	SpecVersion   string                   `json:"specVersion"`
+	Name          string                   `json:"name"`
+	Version       string                   `json:"version"`
+	Description   string                   `json:"description"`
+	Files         int                      `json:"files"`
+	Bytes         int64                    `json:"bytes"`
+	Skills        []inspectSkill           `json:"skills"`
+	MCP           agentplugin.MCPState     `json:"mcp"`
+	MCPServers    []inspectServer          `json:"mcpServers"`
+	Extensions    []string                 `json:"extensions"`
+	ExtensionDirs []string                 `json:"extensionDirectories"`
+	Diagnostics   []agentplugin.Diagnostic `json:"diagnostics"`
+}
+
+type inspectSkill struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	Path        string   `json:"path"`
+	Files       []string `json:"files"`
+}
+
+type inspectServer struct {
+	ID      string                `json:"id"`
+	Type    agentplugin.Transport `json:"type"`
+	Command string                `json:"command,omitempty"`
+	Args    []string              `json:"args,omitempty"`
+	EnvKeys []string              `json:"envKeys,omitempty"`
+	Cwd     string                `json:"cwd,omitempty"`
+	URL     string                `json:"url,omitempty"`
+	Headers []string              `json:"headerNames,omitempty"`
+}
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "Show what a plugin contains and the digest it packs to",
+		Long: `Inspect loads a plugin (a directory or a .tar.gz archive) and shows its
+manifest, skills, MCP servers and extensions, with the sha256 digest of its
+archive: for an archive, the digest of the file; for a directory, the digest
+of the deterministic archive plugkit pack would write.
+
+Env values and header values are not shown (they may be secrets), only their
+names. A rejected plugin exits 1 with the reasons.`,
+		Example: `  plugkit inspect ./my-plugin
+  plugkit inspect --json my-plugin-1.0.0.tar.gz`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := inspect(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), r)
+			}
+			printInspect(cmd.OutOrStdout(), r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func inspect(path string) (*inspectReport, error) {
+	snap, err := readSource(path)
+	if err != nil {
+		if isInputError(err) {
+			return nil, failed(err)
+		}
+		return nil, usage(err)
+	}
+	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
+	var rej *agentplugin.RejectedError
+	if errors.As(err, &rej) {
+		var msgs []string
+		for _, d := range rej.Diagnostics {
+			msgs = append(msgs, d.String())
+		}
+		return nil, failed(fmt.Errorf("%s: plugin rejected:\n%s", path, strings.Join(msgs, "\n")))
+	} else if err != nil {
+		return nil, failed(err)
+	}
+	digest, err := sourceDigest(path, pkg)
+	if err != nil {
+		return nil, failed(err)
+	}
+	r := &inspectReport{Path: path, Digest: digest, SpecVersion: pkg.SpecVersion, Name: pkg.Name, Version: pkg.Version,
+		Description: pkg.Description, Files: len(snap.Files), Bytes: snap.Size(), MCP: pkg.MCP,
+		Skills: []inspectSkill{}, MCPServers: []inspectServer{}, Extensions: append([]string{}, pkg.Extensions...),
+		ExtensionDirs: append([]string{}, pkg.ExtensionDirectories...), Diagnostics: append([]agentplugin.Diagnostic{}, pkg.Diagnostics...)}
+	for _, s := range pkg.Skills {
+		files := make([]string, 0, len(s.Files))
+		for p := range s.Files {
+			files = append(files, p)
+		}
+		slices.Sort(files)
+		r.Skills = append(r.Skills, inspectSkill{ID: s.ID, Description: s.Description, Path: s.Path, Files: files})
+	}
+	for _, s := range pkg.Servers {
+		r.MCPServers = append(r.MCPServers, inspectServer{ID: s.ID, Type: s.Type, Command: s.Command, Args: s.Args,
+			EnvKeys: sortedKeys(s.Env), Cwd: s.Cwd, URL: s.URL, Headers: sortedKeys(s.Headers)})
+	}
+	return r, nil
+}
+
+// sourceDigest is the digest of an archive file as it is, or of the
+// archive a directory packs to.
+func sourceDigest(path string, pkg *agentplugin.Package) (string, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		d, _, err := archive.DigestReader(f)
+		return d, err
+	}
+	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{})
+	if err != nil {
+		return "", err
+	}
+	return archive.Digest(b), nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func printInspect(w io.Writer, r *inspectReport) {
+	title := r.Name
+	if r.Version != "" {
+		title += " " + r.Version
+	}
+	fmt.Fprintf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
+	if r.Description != "" {
+		fmt.Fprintf(w, "  %s\n", r.Description)
+	}
+	fmt.Fprintf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
+	fmt.Fprintf(w, "skills:  %d\n", len(r.Skills))
+	for _, s := range r.Skills {
+		fmt.Fprintf(w, "  %s  %s\n", s.ID, s.Description)
+	}
+	fmt.Fprintf(w, "mcp:     %s, %d servers\n", r.MCP, len(r.MCPServers))
+	for _, s := range r.MCPServers {
+		target := s.URL
+		if s.Type == agentplugin.Stdio {
+			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
+	}
+	if len(r.Extensions)+len(r.ExtensionDirs) > 0 {
+		fmt.Fprintf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
+	}
+	for _, d := range r.Diagnostics {
+		fmt.Fprintln(w, d.String())
+	}
+}
