@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -182,7 +183,10 @@ func statusOf(err error) Status {
 // fail records why the server is not ready and ends anything it started:
 // its process group is killed at once, no grace for a failed server.
 func (r *running) fail(s Status, err error) {
-	r.status.Status, r.status.Err, r.status.Reason = s, err, err.Error()
+	// Err names the server, as a standalone error should; Reason sits next
+	// to the ID already.
+	reason := strings.TrimPrefix(err.Error(), "server "+r.status.ID+": ")
+	r.status.Status, r.status.Err, r.status.Reason = s, err, reason
 	if r.cancel != nil {
 		r.cancel()
 	}
