@@ -134,7 +134,7 @@ func writePlugin(t *testing.T, name, version string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	files := map[string]string{
-		"plugin.json": fmt.Sprintf(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": %q, "version": %q, "description": "e2e"}`, name, version),
+		"plugin.json":           fmt.Sprintf(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": %q, "version": %q, "description": "e2e"}`, name, version),
 		"skills/hello/SKILL.md": "---\nname: hello\ndescription: Say hello.\n---\nSay hello.\n",
 		"bin/run":               "#!/bin/sh\necho hi\n",
 	}
