@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
@@ -49,7 +48,7 @@ func write(t *testing.T, inside, outside map[string]string) string {
 			case strings.HasSuffix(name, "@"):
 				err = os.Symlink(v, p)
 			case strings.HasSuffix(name, "|"):
-				err = syscall.Mkfifo(p, 0o644)
+				mkfifo(t, p)
 			default:
 				err = os.WriteFile(p, []byte(v), 0o755)
 			}

@@ -3,14 +3,12 @@ package snapshot
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Reason says why a directory reader did not read a path.
@@ -87,15 +85,21 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		return nil, err
 	}
 	defer r.Close()
+	top, err := openRootHandle(real)
+	if err != nil {
+		return nil, err
+	}
+	defer top.close()
 	w := &walker{
 		root:   r,
+		top:    top,
 		real:   real,
 		opts:   opts,
 		limits: opts.Limits.withDefaults(),
 		snap:   &Snapshot{Files: map[string][]byte{}, Modes: map[string]fs.FileMode{}},
 		stack:  map[string]bool{},
 	}
-	if err := w.dir(r, ".", "", 0); err != nil {
+	if err := w.dir(top, ".", "", 0); err != nil {
 		return nil, err
 	}
 	sort.Slice(w.snap.Omitted, func(i, j int) bool { return w.snap.Omitted[i].Path < w.snap.Omitted[j].Path })
@@ -103,8 +107,9 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 }
 
 type walker struct {
-	root   *os.Root
-	real   string // absolute, link-free path of the root
+	root   *os.Root   // for resolving links: Lstat and Readlink inside the root
+	top    *dirHandle // the root directory, to open what links resolve to
+	real   string     // absolute, link-free path of the root
 	opts   Options
 	limits Limits
 	snap   *Snapshot
@@ -120,22 +125,16 @@ func (w *walker) omit(pkg string, why Reason) error {
 	return nil
 }
 
-// dir walks the link-free directory real, whose package path is pkg. d is
-// that directory opened as a root of its own: entries directly inside it
-// are opened with one openat each, instead of a walk from the plugin root
-// per file, which dominates the cost of reading a large plugin.
-func (w *walker) dir(d *os.Root, real, pkg string, depth int) error {
+// dir walks the link-free directory real, whose package path is pkg,
+// through its open handle d: entries directly inside it are opened by name
+// relative to d, so a file costs one open, not a walk from the root.
+func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 	if depth > w.limits.MaxDepth {
 		return &LimitError{Limit: "MaxDepth", Value: int64(w.limits.MaxDepth), Path: pkg}
 	}
 	w.stack[real] = true
 	defer delete(w.stack, real)
-	f, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
+	entries, err := d.list()
 	if err != nil {
 		return err
 	}
@@ -149,9 +148,8 @@ func (w *walker) dir(d *os.Root, real, pkg string, depth int) error {
 			}
 			continue
 		}
-		// parent and rel locate the entry for opening: the directory's own
-		// root and the name, or, behind a link, the plugin root and the
-		// resolved path.
+		// parent and rel locate the entry for opening: this directory and
+		// the name or, behind a link, the root and the resolved path.
 		parent, rel, childReal := d, name, path.Join(real, name)
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
@@ -167,7 +165,7 @@ func (w *walker) dir(d *os.Root, real, pkg string, depth int) error {
 			if err != nil {
 				return err
 			}
-			parent, rel, childReal, typ = w.root, target, target, fi.Mode().Type()
+			parent, rel, childReal, typ = w.top, target, target, fi.Mode().Type()
 		}
 		switch {
 		case typ.IsDir():
@@ -177,12 +175,12 @@ func (w *walker) dir(d *os.Root, real, pkg string, depth int) error {
 				}
 				continue
 			}
-			sub, err := parent.OpenRoot(rel)
+			sub, err := parent.openDir(rel)
 			if err != nil {
 				return err
 			}
 			err = w.dir(sub, childReal, childPkg, depth+1)
-			sub.Close()
+			sub.close()
 			if err != nil {
 				return err
 			}
@@ -199,54 +197,33 @@ func (w *walker) dir(d *os.Root, real, pkg string, depth int) error {
 	return nil
 }
 
-// file reads the link-free regular file rel of parent into the snapshot as
-// pkg.
-func (w *walker) file(parent *os.Root, rel, pkg string) error {
+// Errors of dirHandle.readFile.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+)
+
+// file reads the link-free regular file rel below parent into the
+// snapshot as pkg.
+func (w *walker) file(parent *dirHandle, rel, pkg string) error {
 	if len(w.snap.Files) >= w.limits.MaxFiles {
 		return &LimitError{Limit: "MaxFiles", Value: int64(w.limits.MaxFiles), Path: pkg}
 	}
-	// O_NONBLOCK: should the file have been swapped for a fifo since it was
-	// listed, opening it must not hang; the Stat below then refuses it.
-	f, err := parent.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
+	b, mode, err := parent.readFile(rel, w.limits.MaxFileBytes)
+	switch {
+	case err == errNotRegular:
 		return w.omit(pkg, ReasonSpecial)
-	}
-	if fi.Size() > w.limits.MaxFileBytes {
+	case err == errTooLarge:
 		return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
-	}
-	// Read one byte more than the size Stat gave: a file that grew since is
-	// still held to the limit, and the common case needs one read call.
-	b := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > w.limits.MaxFileBytes {
-			return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
-		}
-		if err == io.EOF || (n == 0 && err == nil) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	case err != nil:
+		return err
 	}
 	w.total += int64(len(b))
 	if w.total > w.limits.MaxTotalBytes {
 		return &LimitError{Limit: "MaxTotalBytes", Value: w.limits.MaxTotalBytes, Path: pkg}
 	}
 	w.snap.Files[pkg] = b
-	w.snap.Modes[pkg] = fi.Mode().Perm()
+	w.snap.Modes[pkg] = mode
 	return nil
 }
 

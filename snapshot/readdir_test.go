@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/plugkit/plugkit/snapshot"
@@ -27,9 +26,7 @@ func tree(t *testing.T, dir string, entries map[string]string) {
 		case strings.HasSuffix(name, "|"):
 			p := filepath.Join(dir, strings.TrimSuffix(name, "|"))
 			mkdirParent(t, p)
-			if err := syscall.Mkfifo(p, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, p)
 		case strings.HasSuffix(name, "/"):
 			if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 				t.Fatal(err)
