@@ -228,7 +228,7 @@ func TestSpec721_SSEEndpointEventToOtherOriginRefused(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	_, st := startRemote(t, agentplugin.SSE, front.URL+"/sse", map[string]string{"X-Tenant": "public-tenant"}, StartOptions{})
-	if st.Status != StatusFailed || !strings.Contains(st.Reason, ErrCrossOrigin.Error()) {
+	if st.Status != StatusFailed || !errors.Is(st.Err, ErrCrossOrigin) {
 		t.Fatalf("status %s (%s), want failed: %v", st.Status, st.Reason, ErrCrossOrigin)
 	}
 	if n := len(other.requests()); n != 0 {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // checkURL applies section 7.2.1's URL rules: absolute http or https, no
@@ -108,6 +109,9 @@ type policy struct {
 	// follow allows requests to other origins, always without header.
 	follow bool
 	base   http.RoundTripper
+	// refused is the first request the policy refused, kept because the
+	// SDK reports some transport errors (legacy SSE posts) only as text.
+	refused atomic.Pointer[error]
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -155,14 +159,34 @@ func (p *policy) checkRedirect(req *http.Request, via []*http.Request) error {
 }
 
 func (p *policy) check(u *url.URL) error {
-	if err := checkURL(u); err != nil {
+	err := checkURL(u)
+	if err == nil && origin(u) != p.origin && !p.follow {
+		err = fmt.Errorf("%w: %s is not %s", ErrCrossOrigin, origin(u), p.origin)
+	}
+	if err != nil {
+		p.refused.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// explain makes the policy's refusal matchable with errors.Is in err,
+// which reports a failed connection, when the SDK kept only its text.
+func explain(err error, c *http.Client) error {
+	p, ok := c.Transport.(*policy)
+	if !ok || err == nil {
 		return err
 	}
-	if origin(u) != p.origin && !p.follow {
-		return fmt.Errorf("%w: %s is not %s", ErrCrossOrigin, origin(u), p.origin)
+	if ref := p.refused.Load(); ref != nil && !errors.Is(err, *ref) {
+		return &refusalError{err, *ref}
 	}
-	return nil
+	return err
 }
+
+// refusalError is a connection error whose cause is a policy refusal.
+type refusalError struct{ err, cause error }
+
+func (e *refusalError) Error() string   { return e.err.Error() }
+func (e *refusalError) Unwrap() []error { return []error{e.err, e.cause} }
 
 // newHTTPClient returns the client for one remote server: our policy over
 // base, no cookie jar (section 7.2.1 headers must not be joined by cookies

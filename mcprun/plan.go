@@ -48,6 +48,7 @@ type PlanOptions struct {
 // Env and Dir are ready for exec.Cmd (see Cmd); for streamable-http and
 // sse, URL and Client are.
 type LaunchPlan struct {
+	// ServerID and Type are the server's, as configured.
 	ServerID string
 	Type     agentplugin.Transport
 	// Root and DataDir are PLUGIN_ROOT and PLUGIN_DATA: absolute, with

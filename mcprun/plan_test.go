@@ -394,3 +394,21 @@ func TestSpec722_UnknownTransportIsInvalid(t *testing.T) {
 	srv := agentplugin.Server{ID: "p/x", Name: "x", Type: "websocket"}
 	planErr(t, srv, baseOptions(t, newRoot(t)), ErrUnsupportedTransport)
 }
+
+func TestSpec91_PluginRootIsAbsoluteAndResolved(t *testing.T) {
+	root := newRoot(t)
+	installServer(t, root, "bin/server")
+	link := filepath.Join(t.TempDir(), "current")
+	mustSymlink(t, root, link)
+	t.Chdir(filepath.Dir(link))
+	for _, given := range []string{link, "current", "./current/../current"} {
+		opts := baseOptions(t, given)
+		p := planOK(t, "p", stdioServer("p", "s"), opts)
+		if p.Root != root || envMap(t, p.Env)["PLUGIN_ROOT"] != root || p.Dir != root {
+			t.Errorf("root %q: PLUGIN_ROOT %q, dir %q, want %q", given, p.Root, p.Dir, root)
+		}
+	}
+	if _, err := Plan(&agentplugin.Package{Name: "p"}, stdioServer("p", "s"), baseOptions(t, "")); err == nil {
+		t.Error("an empty root must be refused")
+	}
+}

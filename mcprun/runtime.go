@@ -114,6 +114,9 @@ type running struct {
 // (section 7.2.2). The error is only for a problem with the plugin as a
 // whole, such as a missing root. Close the Runtime even if no server is
 // ready.
+//
+// ctx bounds starting only: canceling it fails the servers not yet ready,
+// while the sessions of ready ones live until Close.
 func Start(ctx context.Context, pkg *agentplugin.Package, opts StartOptions) (*Runtime, error) {
 	if pkg == nil {
 		return nil, errors.New("mcprun: nil package")
@@ -162,6 +165,9 @@ func (r *running) start(ctx context.Context, pkg *agentplugin.Package, srv agent
 		tr = &mcp.SSEClientTransport{Endpoint: plan.URL, HTTPClient: plan.Client}
 	}
 	session, err := r.connect(ctx, tr, o)
+	if err != nil && plan.Client != nil {
+		err = explain(err, plan.Client)
+	}
 	if err != nil {
 		r.fail(StatusFailed, fmt.Errorf("server %s: %w", srv.ID, err))
 		return
