@@ -30,6 +30,7 @@ func (s *Server) setChannel(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	rel, err := s.store.SetChannel(r.Context(), u.PluginID, u.Channel, u.ReleaseID)
+	s.resolved.reset()
 	if err != nil {
 		return storeError(err)
 	}
@@ -54,6 +55,7 @@ func (s *Server) yank(w http.ResponseWriter, r *http.Request) error {
 		return badRequest(distribution.CodeBadRequest, err.Error())
 	}
 	rel, err := s.store.SetYanked(r.Context(), u.ReleaseID, u.Yanked)
+	s.resolved.reset()
 	if err != nil {
 		return storeError(err)
 	}

@@ -67,6 +67,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	stored, created, err := s.store.Publish(r.Context(), store.NewRelease{Release: rel, Name: name, Channel: channel})
+	s.resolved.reset() // even on error: the outcome of a failed commit is unknown
 	if err != nil {
 		return storeError(err)
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -69,6 +70,10 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if b, ok := s.resolved.get(q); ok {
+		writeJSONBytes(w, http.StatusOK, b)
+		return nil
+	}
 	var rel distribution.Release
 	if q.ReleaseID != "" {
 		rel, err = s.store.Release(r.Context(), q.ReleaseID)
@@ -84,6 +89,12 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, rel)
+	b, err := json.Marshal(rel)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	s.resolved.put(q, b)
+	writeJSONBytes(w, http.StatusOK, b)
 	return nil
 }

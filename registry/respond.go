@@ -46,17 +46,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}})
 }
 
-// writeJSON answers v. Metadata changes with every publish, so it is never
-// cached.
+// writeJSON answers v.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"internal error"}}`)
 	}
+	writeJSONBytes(w, status, append(b, '\n'))
+}
+
+// writeJSONBytes answers an encoded JSON document. Metadata changes with
+// every publish, so HTTP caches must not keep it.
+func writeJSONBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	w.Write(b)
 }

@@ -51,6 +51,11 @@ type Config struct {
 	// AccessLog logs every request at Info level (method, path, status,
 	// duration); off by default, since it costs at high request rates.
 	AccessLog bool
+	// ResolveCacheTTL bounds how long a resolve answer is reused. Writes
+	// through this Server reset the cache at once; the TTL only matters
+	// when other servers write to the same store. Zero means one second;
+	// negative disables the cache.
+	ResolveCacheTTL time.Duration
 }
 
 // Server serves the protocol. It is an http.Handler.
@@ -63,6 +68,7 @@ type Server struct {
 	publishing chan struct{} // semaphore of concurrent publishes
 	log        *slog.Logger
 	accessLog  bool
+	resolved   *resolveCache
 }
 
 // New returns a Server for cfg.
@@ -87,6 +93,11 @@ func New(cfg Config) (*Server, error) {
 		n = 4
 	}
 	s.publishing = make(chan struct{}, n)
+	ttl := cfg.ResolveCacheTTL
+	if ttl == 0 {
+		ttl = time.Second
+	}
+	s.resolved = newResolveCache(ttl)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
