@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -43,7 +42,7 @@ func TestMCPCommands(t *testing.T) {
 	okRoot := writeMCPPlugin(t, bin, `{"good": {"type": "stdio", "command": "./bin/server"}}`)
 
 	t.Run("list-json", func(t *testing.T) {
-		code, stdout, stderr := runPlugkit("mcp", "list", "--json", "--data-dir", t.TempDir(), root)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "--data-dir", t.TempDir(), root)
 		if code != exitFailed {
 			t.Errorf("exit %d, want 1 (a server failed); stderr %s", code, stderr)
 		}
@@ -90,7 +89,7 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("list-transports-and-text", func(t *testing.T) {
-		code, stdout, stderr := runPlugkit("mcp", "list", "--transports", "stdio", "--data-dir", t.TempDir(), okRoot)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--transports", "stdio", "--data-dir", t.TempDir(), okRoot)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -99,17 +98,17 @@ func TestMCPCommands(t *testing.T) {
 		}
 		// A transport the user left out is skipped without failing the run.
 		remoteOnly := writeMCPPlugin(t, bin, `{"remote": {"type": "streamable-http", "url": "`+hs.URL+`/mcp"}}`)
-		code, stdout, _ = runPlugkit("mcp", "list", "--json", "--transports", "stdio", remoteOnly)
+		code, stdout, _ = runCLI(t, "mcp", "list", "--json", "--transports", "stdio", remoteOnly)
 		if code != exitOK || !strings.Contains(stdout, `"status": "skipped"`) {
 			t.Errorf("exit %d, output %s; want 0 with remote skipped", code, stdout)
 		}
-		if code, _, _ := runPlugkit("mcp", "list", "--transports", "carrier-pigeon", okRoot); code != exitUsage {
+		if code, _, _ := runCLI(t, "mcp", "list", "--transports", "carrier-pigeon", okRoot); code != exitUsage {
 			t.Errorf("unknown transport: exit %d, want 2", code)
 		}
 	})
 
 	t.Run("call-default-args-is-an-object", func(t *testing.T) {
-		code, stdout, stderr := runPlugkit("mcp", "call", "--json", "--data-dir", t.TempDir(), root, "good", "echo")
+		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", t.TempDir(), root, "good", "echo")
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -129,7 +128,7 @@ func TestMCPCommands(t *testing.T) {
 
 	t.Run("call-args-and-data-dir", func(t *testing.T) {
 		data := filepath.Join(t.TempDir(), "pd")
-		code, stdout, stderr := runPlugkit("mcp", "call", "--json", "--data-dir", data,
+		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", data,
 			"--args", `{"name": "out file.txt", "content": "hello"}`, root, "demo/good", "write")
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -143,7 +142,7 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("call-remote-text", func(t *testing.T) {
-		code, stdout, stderr := runPlugkit("mcp", "call", root, "remote", "ping")
+		code, stdout, stderr := runCLI(t, "mcp", "call", root, "remote", "ping")
 		if code != exitOK || strings.TrimSpace(stdout) != "pong" {
 			t.Errorf("exit %d stdout %q stderr %q", code, stdout, stderr)
 		}
@@ -167,7 +166,7 @@ func TestMCPCommands(t *testing.T) {
 			{[]string{"--data-dir", t.TempDir(), root, "good", "no-such-tool"}, exitFailed},
 			{[]string{filepath.Join(t.TempDir(), "missing"), "good", "echo"}, exitUsage},
 		} {
-			code, _, stderr := runPlugkit(append([]string{"mcp", "call"}, tc.args...)...)
+			code, _, stderr := runCLI(t, append([]string{"mcp", "call"}, tc.args...)...)
 			if code != tc.code {
 				t.Errorf("mcp call %q: exit %d, want %d (%s)", tc.args, code, tc.code, stderr)
 			}
@@ -176,7 +175,7 @@ func TestMCPCommands(t *testing.T) {
 
 	t.Run("help-has-examples", func(t *testing.T) {
 		for _, verb := range []string{"list", "call"} {
-			code, stdout, _ := runPlugkit("mcp", verb, "--help")
+			code, stdout, _ := runCLI(t, "mcp", verb, "--help")
 			if code != exitOK || !strings.Contains(stdout, "Examples:") {
 				t.Errorf("mcp %s --help: exit %d\n%s", verb, code, stdout)
 			}
@@ -208,11 +207,4 @@ func writeMCPPlugin(t *testing.T, serverBin, servers string) string {
 		t.Fatal(err)
 	}
 	return root
-}
-
-// runPlugkit runs plugkit in-process and returns its exit code and output.
-func runPlugkit(args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	code := run(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
 }
