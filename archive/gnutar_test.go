@@ -45,6 +45,7 @@ func demoSnapshot(t *testing.T) *snapshot.Snapshot {
 		"plugin.json":           []byte(`{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"demo"}`),
 		"skills/greet/SKILL.md": []byte("---\nname: greet\ndescription: Greets.\n---\nSay hello.\n"),
 		"bin/server":            []byte("#!/bin/sh\nexec cat\n"),
+		"assets/big.txt":        bytes.Repeat([]byte("several chunks of text for parallel deflate\n"), 20_000),
 		strings.Repeat("p", 120) + "/" + strings.Repeat("n", 90): []byte("long path through the prefix field"),
 	}, map[string]fs.FileMode{"bin/server": 0o755})
 	if err != nil {

@@ -1,8 +1,6 @@
 package archive
 
 import (
-	"bytes"
-	"compress/gzip"
 	"io/fs"
 	"strings"
 
@@ -49,12 +47,7 @@ func Pack(s *snapshot.Snapshot, opts PackOptions) ([]byte, error) {
 	if err := checkPackPaths(paths); err != nil {
 		return nil, err
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, packEstimate(s)))
-	zw, err := gzip.NewWriterLevel(buf, CompressionLevel)
-	if err != nil {
-		return nil, err
-	}
-	zw.OS = gzipOSUnknown
+	tar := make([]byte, 0, tarSize(s))
 	var hdr block
 	for _, p := range paths {
 		name := p
@@ -65,18 +58,13 @@ func Pack(s *snapshot.Snapshot, opts PackOptions) ([]byte, error) {
 		if err := hdr.setFile(name, int64(len(data)), packMode(s.Mode(p))); err != nil {
 			return nil, &EntryError{Index: -1, Path: p, Err: err}
 		}
-		zw.Write(hdr[:]) // writes to a bytes.Buffer cannot fail
-		zw.Write(data)
-		if pad := padding(int64(len(data))); pad > 0 {
-			zw.Write(zeroBlock[:pad])
-		}
+		tar = append(tar, hdr[:]...)
+		tar = append(tar, data...)
+		tar = append(tar, zeroBlock[:padding(int64(len(data)))]...)
 	}
-	zw.Write(zeroBlock[:])
-	zw.Write(zeroBlock[:])
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	tar = append(tar, zeroBlock[:]...)
+	tar = append(tar, zeroBlock[:]...)
+	return gzipChunked(tar), nil
 }
 
 var zeroBlock block
@@ -92,10 +80,13 @@ func packMode(m fs.FileMode) fs.FileMode {
 	return modeFile
 }
 
-// packEstimate guesses the compressed size, to allocate the output once in
-// most cases.
-func packEstimate(s *snapshot.Snapshot) int {
-	return int(s.Size()/2) + len(s.Files)*256 + 4096
+// tarSize is the exact size of the tar stream of s.
+func tarSize(s *snapshot.Snapshot) int {
+	n := 2 * blockSize
+	for _, b := range s.Files {
+		n += blockSize + len(b) + int(padding(int64(len(b))))
+	}
+	return n
 }
 
 // checkPackPaths checks that the sorted paths are clean and that none is

@@ -2,11 +2,14 @@ package archive_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -222,5 +225,44 @@ func TestRoundTripExamplePlugins(t *testing.T) {
 		if err != nil || !u.Equal(normalized(s)) {
 			t.Fatalf("%s: %v", d, err)
 		}
+	}
+}
+
+// An archive of many chunks is compressed in parallel, yet its bytes do
+// not depend on the number of CPUs, and it is one valid gzip member.
+func TestPackParallelChunksAreDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	files := map[string][]byte{}
+	for i := range 12 {
+		data := make([]byte, 100_000+rng.IntN(100_000))
+		for j := range data {
+			data[j] = "abcdefgh \n"[rng.IntN(10)]
+		}
+		files[fmt.Sprintf("lib/f%02d", i)] = data
+	}
+	s, _ := snapshot.New(files, nil)
+	var outs [][]byte
+	for _, procs := range []int{1, 2, 7} {
+		old := runtime.GOMAXPROCS(procs)
+		b, err := archive.Pack(s, archive.PackOptions{})
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[0], outs[2]) {
+		t.Fatal("output depends on GOMAXPROCS")
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(outs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr.Multistream(false)
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		t.Fatalf("compress/gzip: %v", err)
+	}
+	if u, err := archive.Unpack(outs[0], archive.UnpackOptions{}); err != nil || !u.Equal(s) {
+		t.Fatalf("round trip: %v", err)
 	}
 }

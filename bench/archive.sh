@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/archive.sh: plugkit's archives against GNU tar and gzip, side by side.
+#
+# For a typical plugin (50 files, about 500 KB) and one at the limits
+# (10,000 files, 60 MiB), both generated here, it times in one run:
+#   pack:    plugkit pack DIR            vs  tar --sort=name --format=ustar -cf - DIR | gzip -6
+#   unpack:  plugkit unpack FILE NEWDIR  vs  tar -xzf FILE -C NEWDIR   (plugkit also prints the digest)
+#   and archive.Unpack+Digest in memory (bench/archivebench), with its allocation and peak heap.
+# Each figure is the best of RUNS (default 5) interleaved runs, wall time and CPU time
+# (user+sys). Needs bash, Go, GNU tar, gzip, awk.
+#
+# Targets (issue 3): pack time ratio <= 1 and size ratio <= 1.02; unpack+digest at
+# least 2x faster than tar -xzf (ratio <= 0.5); Unpack peak heap <= 2x the file bytes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go build -o "$work/plugkit" ./cmd/plugkit
+go build -o "$work/archivebench" ./bench/archivebench
+
+# best NAME CMD...: run CMD; keep the smallest wall time in best_NAME and the
+# smallest CPU time (user + sys, children included) in cpu_NAME, in seconds.
+# On a loaded machine the CPU figures are the steadier ones.
+best() {
+	local name=$1; shift
+	local real user sys cpu
+	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>"$work/time"
+	read -r real user sys <"$work/time"
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
+	keep_min "best_$name" "$real"
+	keep_min "cpu_$name" "$cpu"
+}
+keep_min() {
+	if [ -z "${!1:-}" ] || awk -v x="$2" -v y="${!1}" 'BEGIN { exit !(x < y) }'; then
+		printf -v "$1" '%s' "$2"
+	fi
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+tar_gzip() { tar --sort=name --format=ustar -C "$1" -cf - . | gzip -6 >"$2"; }
+fresh_tar_x() { rm -rf "$2" && mkdir "$2" && tar -xzf "$1" -C "$2"; }
+fresh_unpack() { rm -rf "$2" && "$work/plugkit" unpack "$1" "$2"; }
+
+printf '%-8s %-10s %10s %10s %7s   %s\n' case step plugkit tar ratio note
+for spec in "typical 50 500000" "limits 10000 62914560"; do
+	read -r name files bytes <<<"$spec"
+	src="$work/$name"
+	"$work/archivebench" gen "$src" "$files" "$bytes"
+	unset best_pk best_tg best_pu best_tx cpu_pk cpu_tg cpu_pu cpu_tx
+	for _ in $(seq "$RUNS"); do
+		best pk "$work/plugkit" pack "$src" -o "$work/$name.pk.tgz"
+		best tg tar_gzip "$src" "$work/$name.tar.gz"
+		best pu fresh_unpack "$work/$name.pk.tgz" "$work/$name.pu"
+		best tx fresh_tar_x "$work/$name.pk.tgz" "$work/$name.tx"
+	done
+	pk_size=$(stat -c %s "$work/$name.pk.tgz")
+	tg_size=$(stat -c %s "$work/$name.tar.gz")
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack s" "$best_pk" "$best_tg" "$(ratio "$best_pk" "$best_tg")" "target <= 1"
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack cpu" "$cpu_pk" "$cpu_tg" "$(ratio "$cpu_pk" "$cpu_tg")" "user+sys"
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "size B" "$pk_size" "$tg_size" "$(ratio "$pk_size" "$tg_size")" "target <= 1.02"
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack s" "$best_pu" "$best_tx" "$(ratio "$best_pu" "$best_tx")" "plugkit unpack to disk vs tar -xzf; target <= 0.5"
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack cpu" "$cpu_pu" "$cpu_tx" "$(ratio "$cpu_pu" "$cpu_tx")" "user+sys"
+	mem=$("$work/archivebench" unpack "$work/$name.pk.tgz" "$RUNS")
+	inmem=$(sed -n 's/.*unpack_digest_best_s=\([0-9.]*\).*/\1/p' <<<"$mem")
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack s" "$inmem" "$best_tx" "$(ratio "$inmem" "$best_tx")" "archive.Unpack+Digest in memory vs tar -xzf; target <= 0.5"
+	sed -n 's/^alloc_bytes=.* alloc_ratio=\([0-9.]*\) peak_heap_bytes=\([0-9]*\) peak_heap_ratio=\([0-9.]*\)/         Unpack memory: peak heap \2 B = \3 x file bytes (target <= 2), allocated \1 x/p' <<<"$mem"
+	if [ -x /usr/bin/time ]; then
+		rm -rf "$work/$name.pu"
+		rss=$(/usr/bin/time -f %M "$work/plugkit" unpack "$work/$name.pk.tgz" "$work/$name.pu" 2>&1 >/dev/null | tail -1)
+		echo "         plugkit unpack peak RSS: ${rss} KiB (whole process)"
+	fi
+done
