@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
@@ -48,12 +49,30 @@ func BenchmarkLoadDirLarge(b *testing.B) {
 		}
 	}
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		pkg, err := agentplugin.LoadDir(dir, agentplugin.Options{}, snapshot.Options{})
 		if err != nil || len(pkg.Skills) != 1000 || len(pkg.Servers) != 200 {
 			b.Fatalf("%v", err)
 		}
 	}
+}
+
+// reportCPU adds the process CPU time (user and system) per operation to
+// the results: on a shared machine it is steadier than wall time, which
+// counts the time other processes hold the core. Call the returned
+// function after the loop.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkLoadLargeFromMemory is the Load part alone of the large plugin.
@@ -73,6 +92,7 @@ func benchLoad(b *testing.B, files map[string][]byte, skills, servers int) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		pkg, err := agentplugin.Load(s, agentplugin.Options{})
 		if err != nil || len(pkg.Skills) != skills || len(pkg.Servers) != servers {

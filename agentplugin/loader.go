@@ -43,7 +43,7 @@ type loader struct {
 	opts    Options
 	limits  Limits
 	pkg     *Package
-	dirs    map[string][]string // directory → children, from the snapshot
+	index   *snapshot.Index // directories implied by the paths
 	omitted map[string]snapshot.Reason
 	claimed map[string]bool // omitted paths a component rule reported
 	dropped int             // diagnostics past MaxDiagnostics
@@ -69,7 +69,7 @@ func newLoader(s *snapshot.Snapshot, opts Options) *loader {
 }
 
 func (l *loader) load() (*Package, error) {
-	l.dirs = l.snap.Dirs()
+	l.index = l.snap.Index()
 	if !l.manifest() {
 		return nil, l.reject()
 	}
@@ -161,11 +161,5 @@ func (l *loader) kind(p string) (snapshot.Kind, snapshot.Reason) {
 		}
 		q = q[:i]
 	}
-	if _, ok := l.snap.Files[p]; ok {
-		return snapshot.File, ""
-	}
-	if _, ok := l.dirs[p]; ok {
-		return snapshot.Dir, ""
-	}
-	return snapshot.Absent, ""
+	return l.index.Kind(p), ""
 }

@@ -11,10 +11,10 @@ import (
 // extension namespace (spec 8.2). Their contents belong to their client
 // and are never validated.
 func (l *loader) extensionDirectories() {
-	for _, name := range l.dirs[""] {
+	for _, name := range l.index.Children("") {
 		// mcp.json and plugin.json look like namespaces but are fixed
 		// locations: as directories they are invalid, not extensions.
-		if _, isDir := l.dirs[name]; isDir && IsNamespace(name) && name != mcpPath && name != manifestPath {
+		if IsNamespace(name) && name != mcpPath && name != manifestPath && l.index.Kind(name) == snapshot.Dir {
 			l.pkg.ExtensionDirectories = append(l.pkg.ExtensionDirectories, name)
 		}
 	}

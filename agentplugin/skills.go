@@ -72,7 +72,7 @@ func (l *loader) skills() {
 // including those the directory reader omitted (a link that escapes, say),
 // sorted.
 func (l *loader) skillCandidates() []string {
-	names := slices.Clone(l.dirs[skillsDir])
+	names := l.index.Children(skillsDir)
 	for _, o := range l.snap.Omitted {
 		rest, ok := strings.CutPrefix(o.Path, skillsDir+"/")
 		if !ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -138,11 +139,18 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 	if err != nil {
 		return err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	// Sorted, so that which file crosses a limit, and so the error, does
+	// not depend on the order the filesystem lists entries in.
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		name := e.Name()
-		childPkg := path.Join(pkg, name)
-		if CheckPath(childPkg) != nil {
+		childPkg := name
+		if pkg != "" {
+			childPkg = pkg + "/" + name
+		}
+		// A listed name holds no '/' and is never "." or "..": only the
+		// characters a package path refuses are left to check.
+		if strings.ContainsAny(name, "\\\x00") {
 			if err := w.omit(childPkg, ReasonName); err != nil {
 				return err
 			}
@@ -150,8 +158,12 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 		}
 		// parent and rel locate the entry for opening: this directory and
 		// the name or, behind a link, the root and the resolved path.
-		parent, rel, childReal := d, name, path.Join(real, name)
+		parent, rel := d, name
 		typ := e.Type()
+		childReal := ""
+		if typ.IsDir() || typ&fs.ModeSymlink != 0 {
+			childReal = path.Join(real, name)
+		}
 		if typ&fs.ModeSymlink != 0 {
 			if w.opts.Strict {
 				return fmt.Errorf("%w: %s: symbolic link", ErrNotRegular, childPkg)

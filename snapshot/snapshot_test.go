@@ -33,7 +33,8 @@ func TestFromFiles(t *testing.T) {
 	if got := s.Paths(); !reflect.DeepEqual(got, []string{"a/c", "b"}) {
 		t.Errorf("Paths = %v", got)
 	}
-	if s.Mode("b") != snapshot.DefaultMode || s.Kind("a") != snapshot.Dir || s.Kind("b") != snapshot.File || s.Kind("z") != snapshot.Absent {
+	ix := s.Index()
+	if s.Mode("b") != snapshot.DefaultMode || ix.Kind("a") != snapshot.Dir || ix.Kind("b") != snapshot.File || ix.Kind("z") != snapshot.Absent || ix.Kind("a/c/d") != snapshot.Absent {
 		t.Error("modes or kinds wrong")
 	}
 	for _, files := range []map[string][]byte{
@@ -69,13 +70,15 @@ func TestNewModes(t *testing.T) {
 	}
 }
 
-func TestDirsAndEqual(t *testing.T) {
-	s, _ := snapshot.FromFiles(map[string][]byte{"a/b/c": []byte("x"), "a/d": nil, "e": nil})
-	want := map[string][]string{"": {"a", "e"}, "a": {"b", "d"}, "a/b": {"c"}}
-	if got := s.Dirs(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Dirs = %v", got)
+func TestIndexAndEqual(t *testing.T) {
+	s, _ := snapshot.FromFiles(map[string][]byte{"a/b/c": []byte("x"), "a/d": nil, "e": nil, "a-b": nil, "a.c/x": nil, "a/b.x": nil, "a/b/e": nil})
+	ix := s.Index()
+	for dir, want := range map[string][]string{"": {"a", "a-b", "a.c", "e"}, "a": {"b", "b.x", "d"}, "a/b": {"c", "e"}, "e": nil, "z": nil} {
+		if got := ix.Children(dir); !reflect.DeepEqual(got, want) {
+			t.Errorf("Children(%q) = %v, want %v", dir, got, want)
+		}
 	}
-	u, _ := snapshot.FromFiles(map[string][]byte{"a/b/c": []byte("x"), "a/d": nil, "e": nil})
+	u, _ := snapshot.FromFiles(map[string][]byte{"a/b/c": []byte("x"), "a/d": nil, "e": nil, "a-b": nil, "a.c/x": nil, "a/b.x": nil, "a/b/e": nil})
 	if !s.Equal(u) || s.Size() != 1 {
 		t.Error("Equal or Size wrong")
 	}
@@ -95,7 +98,7 @@ func FuzzCheckPath(f *testing.F) {
 		if (err == nil) != (ferr == nil) {
 			t.Fatalf("CheckPath and FromFiles disagree on %q: %v / %v", p, err, ferr)
 		}
-		if err == nil && (s.Kind(p) != snapshot.File) {
+		if err == nil && (s.Index().Kind(p) != snapshot.File) {
 			t.Fatalf("valid path %q not a file", p)
 		}
 	})
