@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -27,37 +28,18 @@ func mcpDoc(servers string) string {
 	return `{"$schema": "` + mcpSchema + `", "mcpServers": {` + servers + `}}`
 }
 
-// write lays out a plugin under parent/plugin with the same compact
-// description as the snapshot tests: "path" → content, "path@" → link
-// target, "path|" → fifo. Entries of outside go to parent/outside.
+// write lays out a plugin under parent/plugin (entries as testtree.Write
+// takes them) and the entries of outside under parent/outside.
 func write(t *testing.T, inside, outside map[string]string) string {
 	t.Helper()
 	parent := t.TempDir()
-	for dir, entries := range map[string]map[string]string{"outside": outside, "plugin": inside} {
-		base := filepath.Join(parent, dir)
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, v := range entries {
-			p := filepath.Join(base, strings.TrimRight(name, "@|"))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			switch {
-			case strings.HasSuffix(name, "@"):
-				err = os.Symlink(v, p)
-			case strings.HasSuffix(name, "|"):
-				mkfifo(t, p)
-			default:
-				err = os.WriteFile(p, []byte(v), 0o755)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+	testtree.Write(t, filepath.Join(parent, "outside"), outside)
+	root := filepath.Join(parent, "plugin")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(parent, "plugin")
+	testtree.Write(t, root, inside)
+	return root
 }
 
 func loadDir(t *testing.T, dir string, opts agentplugin.Options) (*agentplugin.Package, []agentplugin.Diagnostic) {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -16,15 +17,10 @@ import (
 func writeTree(t *testing.T, name string, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	testtree.Write(t, dir, files)
 	return dir
 }
 
@@ -96,7 +92,7 @@ func TestSpec41_LinksInSkillDir(t *testing.T) {
 	symlink(t, rel, filepath.Join(dir, "sub", "relative-escape"))
 	symlink(t, "sub", filepath.Join(dir, "dirlink"))
 	symlink(t, "nowhere", filepath.Join(dir, "dangling"))
-	mkfifo(t, filepath.Join(dir, "fifo"))
+	testtree.Mkfifo(t, filepath.Join(dir, "fifo"))
 	s, problems, err := LoadDir(dir, Options{})
 	if err != nil || s == nil {
 		t.Fatalf("LoadDir = %v, %v, %v", s, problems, err)

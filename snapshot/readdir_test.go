@@ -8,45 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
 )
-
-// tree builds a directory from a compact description: "path" → content for
-// files, "path@" → link target for symbolic links, "path|" for a fifo.
-func tree(t *testing.T, dir string, entries map[string]string) {
-	t.Helper()
-	for name, v := range entries {
-		switch {
-		case strings.HasSuffix(name, "@"):
-			p := filepath.Join(dir, strings.TrimSuffix(name, "@"))
-			mkdirParent(t, p)
-			if err := os.Symlink(v, p); err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasSuffix(name, "|"):
-			p := filepath.Join(dir, strings.TrimSuffix(name, "|"))
-			mkdirParent(t, p)
-			mkfifo(t, p)
-		case strings.HasSuffix(name, "/"):
-			if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			p := filepath.Join(dir, name)
-			mkdirParent(t, p)
-			if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
-func mkdirParent(t *testing.T, p string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // layout makes a plugin root inside a parent directory, so that links can
 // point at a sibling "outside" directory.
@@ -57,8 +21,8 @@ func layout(t *testing.T, inside, outside map[string]string) string {
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tree(t, filepath.Join(parent, "outside"), outside)
-	tree(t, root, inside)
+	testtree.Write(t, filepath.Join(parent, "outside"), outside)
+	testtree.Write(t, root, inside)
 	return root
 }
 

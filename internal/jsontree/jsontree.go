@@ -102,7 +102,7 @@ func Parse(src []byte, maxDepth int) (*Node, error) {
 	}
 	p := &parser{src: src, maxDepth: maxDepth}
 	p.space()
-	n, err := p.value(0, "")
+	n, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +128,7 @@ type parser struct {
 	src      []byte
 	pos      int
 	maxDepth int
+	path     []string // member names and indexes down to the current value
 }
 
 func (p *parser) fail(format string, args ...any) error {
@@ -145,7 +146,7 @@ func (p *parser) space() {
 	}
 }
 
-func (p *parser) value(depth int, ptr string) (*Node, error) {
+func (p *parser) value(depth int) (*Node, error) {
 	if p.pos >= len(p.src) {
 		return nil, p.fail("unexpected end of JSON input")
 	}
@@ -156,9 +157,9 @@ func (p *parser) value(depth int, ptr string) (*Node, error) {
 			return nil, &SyntaxError{Offset: start, Msg: fmt.Sprintf("nesting deeper than %d levels", p.maxDepth), kind: ErrDepth}
 		}
 		if c == '{' {
-			return p.object(depth+1, ptr)
+			return p.object(depth + 1)
 		}
-		return p.array(depth+1, ptr)
+		return p.array(depth + 1)
 	case c == '"':
 		s, err := p.string()
 		if err != nil {
@@ -188,13 +189,41 @@ func (p *parser) literal(word string, n *Node) (*Node, error) {
 	return n, nil
 }
 
-func (p *parser) object(depth int, ptr string) (*Node, error) {
-	n := &Node{Kind: Object, Offset: p.pos}
+// enter consumes the opening bracket of n and reports whether the
+// container is empty, in which case its closing bracket is consumed too.
+func (p *parser) enter(n *Node, closer byte) bool {
 	p.pos++
 	p.space()
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+	if p.pos < len(p.src) && p.src[p.pos] == closer {
 		p.pos++
 		n.End = p.pos
+		return true
+	}
+	return false
+}
+
+// next consumes what follows an element of n: a comma, or the closing
+// bracket, when it reports done.
+func (p *parser) next(n *Node, closer byte, what string) (done bool, err error) {
+	p.space()
+	if p.pos >= len(p.src) {
+		return false, p.fail("unexpected end of JSON input")
+	}
+	switch p.src[p.pos] {
+	case ',':
+		p.pos++
+		return false, nil
+	case closer:
+		p.pos++
+		n.End = p.pos
+		return true, nil
+	}
+	return false, p.fail("expected ',' or '%c' in %s", closer, what)
+}
+
+func (p *parser) object(depth int) (*Node, error) {
+	n := &Node{Kind: Object, Offset: p.pos}
+	if p.enter(n, '}') {
 		return n, nil
 	}
 	seen := map[string]bool{}
@@ -209,7 +238,7 @@ func (p *parser) object(depth int, ptr string) (*Node, error) {
 			return nil, err
 		}
 		if seen[name] {
-			return nil, &SyntaxError{Offset: nameAt, Pointer: ptr, kind: ErrDuplicate,
+			return nil, &SyntaxError{Offset: nameAt, Pointer: p.pointer(), kind: ErrDuplicate,
 				Msg: fmt.Sprintf("duplicate member name %q", name)}
 		}
 		seen[name] = true
@@ -219,59 +248,55 @@ func (p *parser) object(depth int, ptr string) (*Node, error) {
 		}
 		p.pos++
 		p.space()
-		v, err := p.value(depth, ptr+"/"+EscapePointer(name))
+		p.path = append(p.path, name)
+		v, err := p.value(depth)
+		p.path = p.path[:len(p.path)-1]
 		if err != nil {
 			return nil, err
 		}
 		n.Members = append(n.Members, &Member{Name: name, Offset: nameAt, Value: v})
-		p.space()
-		if p.pos >= len(p.src) {
-			return nil, p.fail("unexpected end of JSON input")
+		done, err := p.next(n, '}', "an object")
+		if err != nil {
+			return nil, err
 		}
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			n.End = p.pos
+		if done {
 			return n, nil
-		default:
-			return nil, p.fail("expected ',' or '}' in an object")
 		}
 	}
 }
 
-func (p *parser) array(depth int, ptr string) (*Node, error) {
+func (p *parser) array(depth int) (*Node, error) {
 	n := &Node{Kind: Array, Offset: p.pos}
-	p.pos++
-	p.space()
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
-		p.pos++
-		n.End = p.pos
+	if p.enter(n, ']') {
 		return n, nil
 	}
 	for {
 		p.space()
-		v, err := p.value(depth, ptr+"/"+strconv.Itoa(len(n.Elems)))
+		p.path = append(p.path, strconv.Itoa(len(n.Elems)))
+		v, err := p.value(depth)
+		p.path = p.path[:len(p.path)-1]
 		if err != nil {
 			return nil, err
 		}
 		n.Elems = append(n.Elems, v)
-		p.space()
-		if p.pos >= len(p.src) {
-			return nil, p.fail("unexpected end of JSON input")
+		done, err := p.next(n, ']', "an array")
+		if err != nil {
+			return nil, err
 		}
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			n.End = p.pos
+		if done {
 			return n, nil
-		default:
-			return nil, p.fail("expected ',' or ']' in an array")
 		}
 	}
+}
+
+// pointer is the RFC 6901 pointer of the value being parsed.
+func (p *parser) pointer() string {
+	var b strings.Builder
+	for _, tok := range p.path {
+		b.WriteByte('/')
+		b.WriteString(EscapePointer(tok))
+	}
+	return b.String()
 }
 
 func (p *parser) number() (*Node, error) {

@@ -1,13 +1,14 @@
 //go:build unix
 
-package skill
+package testtree
 
 import (
 	"syscall"
 	"testing"
 )
 
-func mkfifo(t *testing.T, path string) {
+// Mkfifo makes a named pipe at path.
+func Mkfifo(t testing.TB, path string) {
 	t.Helper()
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
