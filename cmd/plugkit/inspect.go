@@ -73,11 +73,7 @@ names. A rejected plugin exits 1 with the reasons.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), r)
-			}
-			printInspect(cmd.OutOrStdout(), r)
-			return nil
+			return output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

@@ -112,13 +112,8 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if flags.asJSON {
-				if err := writeJSON(out, report); err != nil {
-					return usage(err)
-				}
-			} else {
-				printMCPList(out, report)
+			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
+				return err
 			}
 			for _, s := range report.Servers {
 				if s.invalid {
@@ -163,13 +158,8 @@ server is invalid or fails, or the tool reports an error, 2 for usage errors
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if flags.asJSON {
-				if err := writeJSON(out, report); err != nil {
-					return usage(err)
-				}
-			} else {
-				printMCPCall(out, report)
+			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
+				return err
 			}
 			if report.IsError {
 				return failed(fmt.Errorf("tool %s of %s reported an error", report.Tool, report.Server))

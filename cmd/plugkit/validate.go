@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -78,19 +77,17 @@ usage errors or a path that cannot be read.`,
 				reports[i] = validatePath(p, opts)
 				code = max(code, reports[i].code)
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				var doc any = reports[0]
-				if len(reports) > 1 {
-					doc = reports
-				}
-				if err := writeJSON(out, doc); err != nil {
-					return usage(err)
-				}
-			} else {
+			var doc any = reports[0]
+			if len(reports) > 1 {
+				doc = reports
+			}
+			err = output(cmd, asJSON, doc, func(w io.Writer) {
 				for _, r := range reports {
-					printValidateReport(out, r, len(reports) > 1)
+					printValidateReport(w, r, len(reports) > 1)
 				}
+			})
+			if err != nil {
+				return err
 			}
 			if code != exitOK {
 				return &exitError{code: code}
@@ -172,19 +169,4 @@ func printValidateReport(w io.Writer, r *validateReport, header bool) {
 	}
 	fmt.Fprintf(w, "%s: %s: %s, %s, MCP %s (%s)\n", name, verdict,
 		plural(len(r.Skills), "skill"), plural(len(r.MCPServers), "MCP server"), r.MCP, counts)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// writeJSON writes one indented JSON document.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
