@@ -269,39 +269,8 @@ func TestE2ETamperedArtifact(t *testing.T) {
 }
 
 func TestE2EConcurrentPublishes(t *testing.T) {
-	ctx := context.Background()
 	srv := startServe(t, t.TempDir())
-	c := client(srv.url, publishToken)
-	same := pluginArchive(t, "same", "1.0.0", nil)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[bool]int{}
-	for i := range 20 {
-		distinct := pluginArchive(t, fmt.Sprintf("c%02d", i), "1.0.0", nil)
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			if _, err := c.Publish(ctx, distinct, ""); err != nil {
-				t.Error(err)
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			res, err := c.Publish(ctx, same, "")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			statuses[res.Created]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	cat, err := c.Catalog(ctx)
-	if err != nil || len(cat.Plugins) != 21 || statuses[true] != 1 || statuses[false] != 19 {
-		t.Fatalf("plugins=%d created=%v err=%v", len(cat.Plugins), statuses, err)
-	}
+	checkConcurrentPublishes(t, client(srv.url, publishToken))
 }
 
 // TestE2EKillDuringPublish kills the server with SIGKILL while one publish

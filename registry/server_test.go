@@ -271,17 +271,21 @@ func TestArtifactHTTPSemantics(t *testing.T) {
 	}
 }
 
-// TestConcurrentPublishes publishes 20 different plugins and 20 copies of
+// TestConcurrentPublishes runs checkConcurrentPublishes in process.
+func TestConcurrentPublishes(t *testing.T) {
+	ts := newTestServer(t, Config{}, false)
+	checkConcurrentPublishes(t, client(ts.URL, publishToken))
+}
+
+// checkConcurrentPublishes publishes 20 different plugins and 20 copies of
 // one version at once: every plugin lands, the shared version is created
 // exactly once, and the others are idempotent successes.
-func TestConcurrentPublishes(t *testing.T) {
+func checkConcurrentPublishes(t *testing.T, c *distribution.Client) {
 	ctx := context.Background()
-	ts := newTestServer(t, Config{}, false)
-	c := client(ts.URL, publishToken)
 	same := pluginArchive(t, "shared", "1.0.0", nil)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	created := 0
+	statuses := map[bool]int{}
 	for i := range 20 {
 		distinct := pluginArchive(t, fmt.Sprintf("p%02d", i), "1.0.0", nil)
 		wg.Add(2)
@@ -299,15 +303,13 @@ func TestConcurrentPublishes(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			defer mu.Unlock()
-			if res.Created {
-				created++
-			}
+			statuses[res.Created]++
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	cat, err := c.Catalog(ctx)
-	if err != nil || len(cat.Plugins) != 21 || created != 1 {
-		t.Fatalf("plugins=%d created=%d err=%v", len(cat.Plugins), created, err)
+	if err != nil || len(cat.Plugins) != 21 || statuses[true] != 1 || statuses[false] != 19 {
+		t.Fatalf("plugins=%d created=%v err=%v", len(cat.Plugins), statuses, err)
 	}
 }
