@@ -3,6 +3,7 @@
 package snapshot
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -60,4 +61,28 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 		return nil, 0, errTooLarge
 	}
 	return b, fi.Mode().Perm(), nil
+}
+
+// mkdir makes the directory name inside d, unless it exists, and opens it.
+func (d *dirHandle) mkdir(name string) (*dirHandle, error) {
+	if err := d.r.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	return d.openDir(name)
+}
+
+// create writes a new file name inside d with exactly mode.
+func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
+	f, err := d.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode.Perm())
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

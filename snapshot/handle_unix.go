@@ -102,3 +102,39 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 	}
 	return b[:n:n], fs.FileMode(st.Mode & 0o777), nil
 }
+
+// mkdir makes the directory name inside d, unless it exists, and opens it
+// (never through a link).
+func (d *dirHandle) mkdir(name string) (*dirHandle, error) {
+	if err := unix.Mkdirat(int(d.f.Fd()), name, 0o755); err != nil && err != unix.EEXIST {
+		return nil, &fs.PathError{Op: "mkdirat", Path: name, Err: err}
+	}
+	return d.openDir(name)
+}
+
+// create writes a new file name inside d with exactly mode, whatever the
+// umask. It never replaces or follows anything already there.
+func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
+	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+	if err != nil {
+		return &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[max(n, 0):]
+		if err == unix.EINTR {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, uint32(mode.Perm()))
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	return nil
+}

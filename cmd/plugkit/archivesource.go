@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/snapshot"
@@ -14,16 +12,9 @@ import (
 // input is invalid (exit 1), not unreadable (exit 2).
 var errBadArchive = errors.New("invalid archive")
 
-// readArchiveFile unpacks a plugin archive in memory. It reads at most one
-// byte past the archive limit, so a huge file is refused without being
-// read whole.
+// readArchiveFile unpacks a plugin archive file in memory.
 func readArchiveFile(path string) (*snapshot.Snapshot, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, archive.DefaultMaxArchiveBytes+1))
+	b, err := readArchiveBytes(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 func init() { verbs = append(verbs, newFetchCmd) }
@@ -53,7 +54,7 @@ func runFetch(cmd *cobra.Command, rf registryFlags, q distribution.ResolveQuery,
 	if err != nil {
 		return err
 	}
-	if err := checkFreshDir(dir); err != nil {
+	if err := snapshot.CheckNewDir(dir); err != nil {
 		return usage(err)
 	}
 	var res fetchResult
@@ -73,7 +74,7 @@ func runFetch(cmd *cobra.Command, rf registryFlags, q distribution.ResolveQuery,
 	if err != nil {
 		return refused(cmd, err)
 	}
-	if err := writeTreeAtomic(dir, art.Snapshot); err != nil {
+	if err := snapshot.WriteDir(dir, art.Snapshot); err != nil {
 		return usage(err)
 	}
 	res.Digest, res.Name, res.Version = art.Digest, art.Package.Name, art.Package.Version

@@ -107,16 +107,3 @@ func TestUnpackRefusedArchiveLeavesNothing(t *testing.T) {
 		t.Errorf("missing archive: exit %d", code)
 	}
 }
-
-// A failure while writing removes the partial tree: here a snapshot built
-// by hand where "a" is both a file and a directory.
-func TestWriteTreeAtomicCleansUp(t *testing.T) {
-	parent := t.TempDir()
-	s := &snapshot.Snapshot{Files: map[string][]byte{"a": []byte("x"), "a/b": []byte("y")}}
-	if err := writeTreeAtomic(filepath.Join(parent, "out"), s); err == nil {
-		t.Fatal("no error")
-	}
-	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
-		t.Errorf("left behind %v", entries)
-	}
-}
