@@ -364,11 +364,13 @@ func (c *serverCheck) remote(v *jsontree.Node, s *Server) {
 	for _, m := range members {
 		p := c.ptr + "/headers/" + jsontree.EscapePointer(m.Name)
 		if !validHeaderName(m.Name) {
-			c.fail(CodeHeaderInvalid, p, m.Offset, "header name %q is not a valid HTTP field name", m.Name)
+			c.fail(CodeHeaderInvalid, p, m.Offset, "%s", CheckHeader(m.Name, ""))
 			continue
 		}
-		if m.Value.Kind == jsontree.String && !validHeaderValue(m.Value.Str) {
-			c.fail(CodeHeaderInvalid, p, m.Value.Offset, "header %q has a value that is not a valid HTTP field value", m.Name)
+		if m.Value.Kind == jsontree.String {
+			if err := CheckHeader(m.Name, m.Value.Str); err != nil {
+				c.fail(CodeHeaderInvalid, p, m.Value.Offset, "%s", err)
+			}
 		}
 		lower := strings.ToLower(m.Name)
 		if other, dup := seen[lower]; dup {

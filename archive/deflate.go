@@ -2,7 +2,7 @@ package archive
 
 import (
 	"bytes"
-	"compress/flate"
+	"github.com/klauspost/compress/flate"
 	"encoding/binary"
 	"hash/crc32"
 	"runtime"

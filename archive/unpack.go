@@ -2,8 +2,8 @@ package archive
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
+	"github.com/klauspost/compress/gzip"
 	"io"
 	"io/fs"
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -314,19 +313,11 @@ func checkSecure(u *url.URL) error {
 	case "https":
 		return nil
 	case "http":
-		if isLoopback(u.Hostname()) {
+		if agentplugin.IsLoopbackHost(u.Hostname()) {
 			return nil
 		}
 	}
 	return fmt.Errorf("%w: %s://%s", ErrInsecureURL, u.Scheme, u.Host)
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // statusError builds the error of a non-2xx response from at most

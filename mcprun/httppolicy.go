@@ -10,37 +10,23 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/plugkit/plugkit/agentplugin"
 )
 
-// checkURL applies section 7.2.1's URL rules: absolute http or https, no
-// user information, no fragment, and https unless the host is exactly
-// "localhost" or a loopback IP literal. It runs on the configured URL and
-// again on every request and redirect, because a redirect can change all
-// of these.
+// checkURL applies section 7.2.1's URL rules (agentplugin.CheckEndpoint)
+// as mcprun errors. It runs on the configured URL and again on every
+// request and redirect, because a redirect can change all of them.
 func checkURL(u *url.URL) error {
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%w: %q is not an absolute http or https URL", ErrInvalidURL, u.Redacted())
-	}
-	if u.User != nil {
-		return fmt.Errorf("%w: user information is not allowed", ErrInvalidURL)
-	}
-	if u.Fragment != "" || u.RawFragment != "" {
-		return fmt.Errorf("%w: a fragment is not allowed", ErrInvalidURL)
-	}
-	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
+	err := agentplugin.CheckEndpoint(u)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, agentplugin.ErrInsecureURL):
 		return fmt.Errorf("%w: %s", ErrInsecureURL, u.Host)
+	default:
+		return fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
-	return nil
-}
-
-// isLoopbackHost: exactly "localhost" or an IP literal in a loopback range
-// (section 7.2.1). Names that merely resolve to loopback do not count.
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // origin is the RFC 6454 origin of u: scheme, host and port, with the
@@ -60,9 +46,8 @@ func mergeHeaders(configured map[string]string, host http.Header) (http.Header, 
 	h := make(http.Header, len(configured)+len(host))
 	for _, k := range slices.Sorted(maps.Keys(configured)) {
 		ck := http.CanonicalHeaderKey(k)
-		if !validHeaderName(k) || !validHeaderValue(configured[k]) {
-			// Never echo the value: it may be a secret despite the spec.
-			return nil, fmt.Errorf("%w: %q", ErrInvalidHeader, k)
+		if err := agentplugin.CheckHeader(k, configured[k]); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidHeader, err)
 		}
 		if _, dup := h[ck]; dup {
 			return nil, fmt.Errorf("%w: %q appears twice under different casing", ErrInvalidHeader, k)
@@ -73,30 +58,6 @@ func mergeHeaders(configured map[string]string, host http.Header) (http.Header, 
 		h[http.CanonicalHeaderKey(k)] = slices.Clone(vs)
 	}
 	return h, nil
-}
-
-// validHeaderName: an RFC 9110 token.
-func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue: no control characters except horizontal tab.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // policy is the RoundTripper and redirect check that every request to a
