@@ -2,7 +2,7 @@ package archive
 
 import (
 	"bytes"
-	"github.com/klauspost/compress/flate"
+	"compress/flate"
 	"encoding/binary"
 	"hash/crc32"
 	"runtime"
