@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/skill"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -39,4 +40,22 @@ func ExampleLoadDir() {
 	// release-notes/git-log stdio
 	// release-notes/tracker streamable-http
 	// configured 0
+}
+
+func ExamplePackage_SkillEntries() {
+	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{}, snapshot.Options{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(skill.Render(pkg.SkillEntries("/plugins/release-notes")[1:]))
+	// Output:
+	// <available_skills>
+	//   <skill>
+	//     <name>semver-check</name>
+	//     <description>Decide whether the next release is a major, minor or patch bump from the changes since the last tag. Use before tagging a release.</description>
+	//     <location>/plugins/release-notes/skills/semver-check/SKILL.md</location>
+	//     <compatibility>Requires git</compatibility>
+	//     <allowed-tools>Bash(git:*) Read</allowed-tools>
+	//   </skill>
+	// </available_skills>
 }

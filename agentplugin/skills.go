@@ -2,6 +2,7 @@ package agentplugin
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -150,4 +151,15 @@ func (l *loader) skillFiles() map[string]map[string][]byte {
 		out[dir][p] = b
 	}
 	return out
+}
+
+// SkillEntries returns the plugin's skills as entries of the
+// <available_skills> prompt block (see skill.Render), each located at its
+// SKILL.md below root, the directory the plugin is installed in.
+func (p *Package) SkillEntries(root string) []skill.Entry {
+	entries := make([]skill.Entry, len(p.Skills))
+	for i, s := range p.Skills {
+		entries[i] = skill.NewEntry(s.Skill, filepath.Join(root, filepath.FromSlash(s.Path)))
+	}
+	return entries
 }

@@ -2,6 +2,7 @@ package skill
 
 import (
 	"encoding/xml"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,12 @@ func TestRender(t *testing.T) {
 		{name: "compatibility and order kept", entries: []Entry{{Name: "b", Description: "d", Location: "l", Compatibility: "git"}, {Name: "a", Description: "d", Location: "m"}},
 			want: "<available_skills>\n  <skill>\n    <name>b</name>\n    <description>d</description>\n    <location>l</location>\n    <compatibility>git</compatibility>\n  </skill>\n" +
 				"  <skill>\n    <name>a</name>\n    <description>d</description>\n    <location>m</location>\n  </skill>\n</available_skills>\n"},
+		{name: "every field", entries: []Entry{{Name: "a", Description: "d", Location: "l", License: "MIT", Compatibility: "git",
+			AllowedTools: "Bash(git:*) Read", Metadata: map[string]string{"z": "1", `a"<b`: "x & y"}}},
+			want: "<available_skills>\n  <skill>\n    <name>a</name>\n    <description>d</description>\n    <location>l</location>\n" +
+				"    <license>MIT</license>\n    <compatibility>git</compatibility>\n    <allowed-tools>Bash(git:*) Read</allowed-tools>\n" +
+				"    <metadata>\n      <entry key=\"a&quot;&lt;b\">x &amp; y</entry>\n      <entry key=\"z\">1</entry>\n    </metadata>\n" +
+				"  </skill>\n</available_skills>\n"},
 		{name: "characters XML cannot carry", entries: []Entry{{Name: "a", Description: "x\x00y\x1bz\xffw\uFFFE\n\tok", Location: "l"}},
 			want: "<available_skills>\n  <skill>\n    <name>a</name>\n    <description>x\uFFFDy\uFFFDz\uFFFDw\uFFFD\n\tok</description>\n" +
 				"    <location>l</location>\n  </skill>\n</available_skills>\n"},
@@ -55,9 +62,11 @@ func assertWellFormed(t *testing.T, block string, skills int) {
 }
 
 func TestNewEntry(t *testing.T) {
-	s, _ := Parse([]byte(doc("name: demo", "description: d", "compatibility: c")), "demo", Options{})
+	s, _ := Parse([]byte(doc("name: demo", "description: d", "compatibility: c", "license: MIT", "allowed-tools: Read", "metadata:", "  v: 1.0")), "demo", Options{})
 	e := NewEntry(s, "/x/demo/SKILL.md")
-	if e != (Entry{Name: "demo", Description: "d", Location: "/x/demo/SKILL.md", Compatibility: "c"}) {
+	want := Entry{Name: "demo", Description: "d", Location: "/x/demo/SKILL.md", License: "MIT", Compatibility: "c",
+		AllowedTools: "Read", Metadata: map[string]string{"v": "1.0"}}
+	if !reflect.DeepEqual(e, want) {
 		t.Errorf("NewEntry = %+v", e)
 	}
 }
