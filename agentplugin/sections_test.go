@@ -248,3 +248,73 @@ func TestSpec11_3_FailuresIsolated(t *testing.T) {
 		t.Errorf("skills %v servers %v diagnostics %v", skillIDs(pkg), serverIDs(pkg), codes(ds))
 	}
 }
+
+func TestSpec5_1_ManifestRequiredAtRoot(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"absent":         {"README.md": "x"},
+		"nested only":    {"config/plugin.json": minimal},
+		"other case":     {"Plugin.json": minimal},
+		"a directory":    {"plugin.json/x": minimal},
+		"other manifest": {".claude-plugin/plugin.json": minimal},
+	} {
+		if pkg, ds := load(t, files); pkg != nil || len(ds) != 1 {
+			t.Errorf("%s: loaded=%v %v", name, pkg != nil, codes(ds))
+		}
+	}
+}
+
+func TestSpec5_3_RequiredFields(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"name": "demo"}`:                                  agentplugin.CodeManifestRequired,
+		`{"$schema": "` + manifestSchema + `"}`:             agentplugin.CodeManifestRequired,
+		`{"$schema": "` + manifestSchema + `", "name": ""}`: agentplugin.CodeManifestName,
+		`{"$schema": "` + manifestSchema + `", "name": 1}`:  agentplugin.CodeManifestType,
+		`{"$schema": null, "name": "demo"}`:                 agentplugin.CodeManifestType,
+		`{"$schema": "", "name": "demo"}`:                   agentplugin.CodeManifestSchema,
+	} {
+		pkg, ds := load(t, map[string]string{"plugin.json": doc, "skills/a/SKILL.md": skillDoc("a")})
+		if pkg != nil || firstCode(ds) != want {
+			t.Errorf("%s: loaded=%v %v, want %s", doc, pkg != nil, codes(ds), want)
+		}
+	}
+}
+
+func TestSpec5_4_MetadataValidatedByTypeOnly(t *testing.T) {
+	pkg, ds := load(t, map[string]string{"plugin.json": `{"$schema": "` + manifestSchema + `", "name": "demo",
+		"version": "not-semver", "homepage": "::", "repository": "", "license": "Custom license, see LICENSE",
+		"author": {"email": "not an email", "url": "not a url"}, "keywords": []}`})
+	if pkg == nil || len(ds) != 0 || pkg.Version != "not-semver" || pkg.Author.Email != "not an email" {
+		t.Errorf("diagnostics %v", codes(ds))
+	}
+	for _, field := range []string{`"version": 1`, `"description": null`, `"homepage": true`, `"repository": {}`,
+		`"license": []`, `"keywords": [null]`, `"author": {"name": "a", "x": "y"}`, `"author": []`} {
+		pkg, ds := load(t, map[string]string{"plugin.json": `{"$schema": "` + manifestSchema + `", "name": "demo", ` + field + `}`})
+		if pkg != nil || len(ds) != 1 {
+			t.Errorf("%s: loaded=%v %v", field, pkg != nil, codes(ds))
+		}
+	}
+}
+
+func TestSpec7_2_1_DocumentRules(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"$schema": "` + mcpSchema + `", "mcpServers": {}}`: "",
+		`{"mcpServers": {}}`:                                                   agentplugin.CodeMCPRequired,
+		`{"$schema": "` + mcpSchema + `"}`:                                     agentplugin.CodeMCPRequired,
+		`{"$schema": "` + mcpSchema + `", "mcpServers": []}`:                   agentplugin.CodeMCPServersType,
+		`{"$schema": "` + mcpSchema + `", "mcpServers": {}, "x": 1}`:           agentplugin.CodeMCPUnknownField,
+		`{"$schema": "` + manifestSchema + `", "mcpServers": {}}`:              agentplugin.CodeMCPSchema,
+		`{"$schema": "` + mcpSchema + `", "mcpServers": {}, "mcpServers": {}}`: agentplugin.CodeMCPDuplicateKey,
+		`{"$schema": "` + mcpSchema + `", "mcpServers": {},}`:                  agentplugin.CodeMCPJSON,
+		`[]`: agentplugin.CodeMCPNotObject,
+	} {
+		pkg, ds := load(t, map[string]string{"plugin.json": minimal, "mcp.json": doc, "skills/a/SKILL.md": skillDoc("a")})
+		wantState := agentplugin.MCPDisabled
+		if want == "" {
+			wantState = agentplugin.MCPConfigured
+		}
+		// 7.2.2(2): a bad document disables MCP only; the skill still loads.
+		if pkg == nil || firstCode(ds) != want || pkg.MCP != wantState || len(pkg.Skills) != 1 {
+			t.Errorf("%s: %v", doc, codes(ds))
+		}
+	}
+}
