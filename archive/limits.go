@@ -1,8 +1,6 @@
 package archive
 
 import (
-	"fmt"
-
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -55,19 +53,7 @@ func (l Limits) withDefaults() Limits {
 // value as snapshot.ErrLimit, so one check covers directories and archives.
 var ErrLimit = snapshot.ErrLimit
 
-// LimitError reports that Unpack stopped at a named limit.
-type LimitError struct {
-	Limit string // the Limits field, e.g. "MaxFileBytes"
-	Value int64  // the limit in force
-	Path  string // the entry that crossed it, when there is one
-}
-
-func (e *LimitError) Error() string {
-	if e.Path != "" {
-		return fmt.Sprintf("archive entry %q: limit %s (%d) exceeded", e.Path, e.Limit, e.Value)
-	}
-	return fmt.Sprintf("archive: limit %s (%d) exceeded", e.Limit, e.Value)
-}
-
-// Is makes errors.Is(err, ErrLimit) true for every LimitError.
-func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+// LimitError reports that Unpack stopped at a named limit (a field of
+// Limits). It is snapshot's type, so that a caller reading a plugin from a
+// directory or an archive handles one error.
+type LimitError = snapshot.LimitError

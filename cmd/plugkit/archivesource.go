@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/snapshot"
@@ -23,4 +24,14 @@ func readArchiveFile(path string) (*snapshot.Snapshot, error) {
 		return nil, fmt.Errorf("%w: %s: %w", errBadArchive, path, err)
 	}
 	return s, nil
+}
+
+// fileDigest is the digest and size of a file, read as a stream.
+func fileDigest(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	return archive.DigestReader(f)
 }

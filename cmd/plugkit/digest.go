@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/plugkit/plugkit/archive"
 )
 
 func init() { verbs = append(verbs, newDigestCmd) }
@@ -26,29 +23,16 @@ Exit status: 0 printed, 2 usage or I/O error.`,
   plugkit digest demo-1.0.0.tar.gz --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(args[0])
+			d, n, err := fileDigest(args[0])
 			if err != nil {
 				return usage(err)
 			}
-			defer f.Close()
-			d, n, err := archive.DigestReader(f)
-			if err != nil {
-				return usage(err)
-			}
-			w := cmd.OutOrStdout()
-			if asJSON {
-				err = json.NewEncoder(w).Encode(struct {
-					Digest string `json:"digest"`
-					Size   int64  `json:"size"`
-					Path   string `json:"path"`
-				}{d, n, args[0]})
-				if err != nil {
-					return usage(err)
-				}
-				return nil
-			}
-			fmt.Fprintln(w, d)
-			return nil
+			res := struct {
+				Digest string `json:"digest"`
+				Size   int64  `json:"size"`
+				Path   string `json:"path"`
+			}{d, n, args[0]}
+			return output(cmd, asJSON, res, func(w io.Writer) { fmt.Fprintln(w, d) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

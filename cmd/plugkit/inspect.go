@@ -126,12 +126,7 @@ func inspect(path string) (*inspectReport, error) {
 // archive a directory packs to.
 func sourceDigest(path string, pkg *agentplugin.Package) (string, error) {
 	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		f, err := os.Open(path)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		d, _, err := archive.DigestReader(f)
+		d, _, err := fileDigest(path)
 		return d, err
 	}
 	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{})

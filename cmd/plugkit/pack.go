@@ -1,9 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +68,7 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 	report := func(exit func(error) error, err error) error {
 		if asJSON {
 			res.Error = err.Error()
-			if e := json.NewEncoder(cmd.OutOrStdout()).Encode(res); e != nil {
+			if e := writeJSON(cmd.OutOrStdout(), res); e != nil {
 				return usage(e)
 			}
 		}
@@ -78,33 +78,16 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 		return exit(err)
 	}
 
-	snap, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
+	pkg, b, err := packDir(dir, root)
 	if err != nil {
-		if errors.Is(err, snapshot.ErrNotRegular) || errors.Is(err, snapshot.ErrLimit) {
-			return report(failed, err)
+		if ds, rejected := agentplugin.Diagnostics(err); rejected {
+			res.Diagnostics = ds
 		}
-		return report(usage, err)
-	}
-	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
-	if err != nil {
-		var rej *agentplugin.RejectedError
-		if errors.As(err, &rej) {
-			res.Diagnostics = rej.Diagnostics
-		}
-		return report(failed, err)
-	}
-	res.Name, res.Version, res.Files = pkg.Name, pkg.Version, len(snap.Files)
-	res.Diagnostics = append(res.Diagnostics, pkg.Diagnostics...)
+		return report(func(e error) error { return e }, err) // packDir chose the exit code
 
-	b, err := archive.Pack(snap, archive.PackOptions{Root: root})
-	if err != nil {
-		return report(failed, err)
 	}
-	// Installers unpack with the default limits; the directory reader
-	// already held the others, so only the compressed size is left.
-	if len(b) > archive.DefaultMaxArchiveBytes {
-		return report(failed, &archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
-	}
+	res.Name, res.Version, res.Files = pkg.Name, pkg.Version, len(pkg.Snapshot.Files)
+	res.Diagnostics = append(res.Diagnostics, pkg.Diagnostics...)
 	if out == "" {
 		out = defaultArchiveName(pkg.Name, pkg.Version)
 	}
@@ -113,18 +96,43 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 	}
 	res.Digest, res.Size, res.Path = archive.Digest(b), len(b), out
 
-	w := cmd.OutOrStdout()
-	if asJSON {
-		if err := json.NewEncoder(w).Encode(res); err != nil {
-			return usage(err)
-		}
-	} else {
+	err = output(cmd, asJSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
+	})
+	if err != nil {
+		return err
 	}
 	for _, d := range res.Diagnostics {
 		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
 	}
 	return nil
+}
+
+// packDir reads dir strictly (what is packed is exactly what is on disk),
+// loads it, refusing a rejected plugin, and packs it: the archive pack
+// writes and publish sends. Errors come as failed or usage; a rejection
+// carries its diagnostics (agentplugin.Diagnostics).
+func packDir(dir, root string) (*agentplugin.Package, []byte, error) {
+	snap, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
+	if errors.Is(err, snapshot.ErrNotRegular) || errors.Is(err, snapshot.ErrLimit) {
+		return nil, nil, failed(err)
+	} else if err != nil {
+		return nil, nil, usage(err)
+	}
+	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
+	if err != nil {
+		return nil, nil, failed(err)
+	}
+	b, err := archive.Pack(snap, archive.PackOptions{Root: root})
+	if err != nil {
+		return nil, nil, failed(err)
+	}
+	// Installers unpack with the default limits; the directory reader
+	// already held the others, so only the compressed size is left.
+	if len(b) > archive.DefaultMaxArchiveBytes {
+		return nil, nil, failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+	}
+	return pkg, b, nil
 }
 
 // defaultArchiveName is NAME-VERSION.tar.gz, or NAME.tar.gz without a

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 func init() { verbs = append(verbs, newPublishCmd) }
@@ -69,9 +66,9 @@ Exit status: 0 published, 1 refused (invalid plugin, 401, 403, 409, 422),
 	return cmd
 }
 
-// publishBytes returns the archive to publish: a directory is read
-// strictly, loaded (a rejected plugin stops here, with its diagnostics,
-// before anything is sent) and packed; a file is read as is.
+// publishBytes returns the archive to publish: a directory is packed as
+// plugkit pack does (a rejected plugin stops here, with its diagnostics,
+// before anything is sent); a file is read as is.
 func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -84,25 +81,11 @@ func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	snap, err := snapshot.ReadDir(path, snapshot.Options{Strict: true})
-	if errors.Is(err, snapshot.ErrNotRegular) || errors.Is(err, snapshot.ErrLimit) {
-		return nil, failed(err)
-	}
-	if err != nil {
-		return nil, usage(err)
-	}
-	if _, err := agentplugin.Load(snap, agentplugin.Options{}); err != nil {
-		var rej *agentplugin.RejectedError
-		if errors.As(err, &rej) {
-			for _, d := range rej.Diagnostics {
-				fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-			}
+	_, b, err := packDir(path, "")
+	if ds, rejected := agentplugin.Diagnostics(err); rejected {
+		for _, d := range ds {
+			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
 		}
-		return nil, failed(err)
 	}
-	b, err := archive.Pack(snap, archive.PackOptions{})
-	if err != nil {
-		return nil, failed(err)
-	}
-	return b, nil
+	return b, err
 }
