@@ -15,7 +15,10 @@ type block [blockSize]byte
 // field is a byte range of a USTAR header.
 type field struct{ off, len int }
 
-// The USTAR header fields (POSIX.1-1988, pax "ustar" format).
+// The USTAR header fields (POSIX.1-1988, pax "ustar" format) this package
+// reads or writes. The others — linkname (157, 100), uname (265, 32) and
+// gname (297, 32) — are left zero by Pack and never read by Unpack: links
+// are refused by type, and owner names carry no meaning here.
 var (
 	fName     = field{0, 100}
 	fMode     = field{100, 8}
@@ -25,11 +28,8 @@ var (
 	fMtime    = field{136, 12}
 	fChksum   = field{148, 8}
 	fType     = field{156, 1}
-	fLinkname = field{157, 100}
 	fMagic    = field{257, 6}
 	fVersion  = field{263, 2}
-	fUname    = field{265, 32}
-	fGname    = field{297, 32}
 	fDevmajor = field{329, 8}
 	fDevminor = field{337, 8}
 	fPrefix   = field{345, 155}
