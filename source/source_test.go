@@ -79,4 +79,3 @@ func TestStringRoundTrip(t *testing.T) {
 		}
 	}
 }
-
