@@ -11,6 +11,7 @@ import (
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
 )
 
 // Exit codes.
@@ -131,7 +132,7 @@ func errorCode(err error, exit int) string {
 		return codeDigest
 	case errors.As(err, &se):
 		return codeRegistry
-	case errors.Is(err, errBadArchive), isArchiveError(err):
+	case errors.Is(err, source.ErrArchive), isArchiveError(err):
 		return codeArchive
 	case exit == exitUsage && isIOError(err):
 		return codeIO
