@@ -1,5 +1,5 @@
 // Package testservice starts the real services that tests talk to — a CNCF
-// distribution registry today — on 127.0.0.1, each in a temporary
+// distribution registry, PostgreSQL — on 127.0.0.1, each in a temporary
 // directory, stopped when the test ends.
 //
 // A service whose program is not installed skips the test with a message
