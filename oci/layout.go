@@ -60,9 +60,19 @@ func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
 		return nil, fmt.Errorf("%s: not a layout directory or tar", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("OCI layout %s: %w", path, err)
+		return nil, layoutError(path, err)
 	}
 	return l, nil
+}
+
+// layoutError names the layout in an error of oras-go's layout stores,
+// which read every manifest index.json lists when they open: content that
+// does not match its descriptor is ErrDescriptor.
+func layoutError(path string, err error) error {
+	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("OCI layout %s: %w: %v", path, ErrDescriptor, err)
+	}
+	return fmt.Errorf("OCI layout %s: %w", path, err)
 }
 
 func (l *Layout) store() graphStore {

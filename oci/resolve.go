@@ -34,11 +34,13 @@ func Resolve(ctx context.Context, src Source, selector string) (ocispec.Descript
 			return ocispec.Descriptor{}, err
 		}
 		switch {
-		case len(cands) == 0:
-			return ocispec.Descriptor{}, fmt.Errorf("%w in the layout's index", ErrNoPlugin)
 		case len(cands) > 1:
 			return ocispec.Descriptor{}, fmt.Errorf("the layout lists %d plugin manifests (%s): %w", len(cands), describeAll(cands), ErrAmbiguous)
-		case tag == "":
+		case tag != "":
+			// The tag decides; Pull judges what it names.
+		case len(cands) == 0:
+			return ocispec.Descriptor{}, fmt.Errorf("%w in the layout's index.json", ErrNoPlugin)
+		default:
 			return cands[0], nil
 		}
 	}
