@@ -156,10 +156,10 @@ func hostileArtifacts(t *testing.T) []hostile {
 		{"config version disagrees", config(configJSON("release-notes", "9.9.9", schema)), oci.ErrConfig, oci.PullOptions{}},
 		{"config version null, plugin.json has one", config(configJSON("release-notes", nil, schema)), oci.ErrConfig, oci.PullOptions{}},
 		{"config schema disagrees", config(configJSON("release-notes", "1.2.0", "https://agent-plugins.org/schemas/9.0.0/plugin.schema.json")), oci.ErrConfig, oci.PullOptions{}},
-		{"config without version", config([]byte(`{"schemaVersion":1,"name":"release-notes","pluginSchema":"`+schema+`"}`)), oci.ErrConfig, oci.PullOptions{}},
-		{"config name not a string", config([]byte(`{"schemaVersion":1,"name":7,"version":null,"pluginSchema":"`+schema+`"}`)), oci.ErrConfig, oci.PullOptions{}},
-		{"config schemaVersion 2", config([]byte(`{"schemaVersion":2,"name":"release-notes","version":"1.2.0","pluginSchema":"`+schema+`"}`)), oci.ErrConfig, oci.PullOptions{}},
-		{"config duplicate name", config([]byte(`{"schemaVersion":1,"name":"evil","name":"release-notes","version":"1.2.0","pluginSchema":"`+schema+`"}`)), oci.ErrConfig, oci.PullOptions{}},
+		{"config without version", config([]byte(`{"schemaVersion":1,"name":"release-notes","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
+		{"config name not a string", config([]byte(`{"schemaVersion":1,"name":7,"version":null,"pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
+		{"config schemaVersion 2", config([]byte(`{"schemaVersion":2,"name":"release-notes","version":"1.2.0","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
+		{"config duplicate name", config([]byte(`{"schemaVersion":1,"name":"evil","name":"release-notes","version":"1.2.0","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
 		{"symbolic link in the layer", func(l *layoutBuilder, a *oci.Artifact) {
 			withLayer(l, "release-notes", gnuTarLink(t))
 		}, archive.ErrSymlink, oci.PullOptions{}},
