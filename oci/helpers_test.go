@@ -1,6 +1,7 @@
 package oci_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -148,3 +149,7 @@ func sameSnapshot(t testing.TB, got, want *snapshot.Snapshot) {
 var specsV2 = specs.Versioned{SchemaVersion: 2}
 
 func marshalJSON(v any) ([]byte, error) { return json.Marshal(v) }
+
+func digestOf(b []byte) digest.Digest { return digest.FromBytes(b) }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
