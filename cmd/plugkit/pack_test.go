@@ -173,7 +173,7 @@ func TestPackLinkRule(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "x.tar.gz")
 	code, stdout, stderr := runCLI(t, "validate", dir)
-	if code != 0 || strings.Contains(stdout, "warning") {
+	if code != 0 || strings.Contains(stdout, "warning[") {
 		t.Fatalf("validate: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI(t, "pack", dir, "-o", out, "--json")
