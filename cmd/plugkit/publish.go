@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/distribution"
 )
 
@@ -81,11 +80,9 @@ func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 		}
 		return b, nil
 	}
-	_, b, err := packDir(path, "")
-	if ds, rejected := agentplugin.Diagnostics(err); rejected {
-		for _, d := range ds {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
+	_, b, err := packDir(path, packOptions{})
+	if err != nil {
+		return nil, explain(cmd, err)
 	}
-	return b, err
+	return b, nil
 }
