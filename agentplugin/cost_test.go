@@ -1,6 +1,7 @@
 package agentplugin_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,58 @@ func TestHostileJSONHeap(t *testing.T) {
 			// five to six times the file.
 			if ratio > 11 {
 				t.Errorf("peak heap %.1f times the file's size, want about 10 at most", ratio)
+			}
+		})
+	}
+}
+
+// TestHostileSkillsCostLinear is issue 8, item 1, at the scale of a
+// plugin: skills whose frontmatter amplifies (aliases of mappings with
+// repeated keys, alias bombs) cost time linear in the plugin's size,
+// because each frontmatter's work is bounded by its own size (package
+// skill tests every shape one SKILL.md at a time). CPU time from 128 KiB to
+// 2 MiB of 4 KiB frontmatters (64 KiB to 1 MiB under the race detector or
+// -short).
+func TestHostileSkillsCostLinear(t *testing.T) {
+	small, large := 128<<10, 2<<20
+	if testing.Short() || raceEnabled {
+		small, large = 64<<10, 1<<20
+	}
+	growth := float64(large) / float64(small)
+	for _, sh := range hostile.SkillShapes {
+		if !strings.HasPrefix(sh.Name, "alias-") {
+			continue
+		}
+		t.Run(sh.Name, func(t *testing.T) {
+			cost := func(size, runs int) (cpu time.Duration, diags int) {
+				s, err := snapshot.FromFiles(sh.Files(size, 4<<10))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range runs {
+					_, c := hostile.Time(func() {
+						pkg, err := agentplugin.Load(s, agentplugin.Options{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						diags = len(pkg.Diagnostics)
+					})
+					if i == 0 || c < cpu {
+						cpu = c
+					}
+				}
+				return cpu, diags
+			}
+			c1, _ := cost(small, 3)
+			c2, diags := cost(large, 1)
+			ratio := float64(c2) / float64(max(c1, time.Millisecond))
+			t.Logf("%s: CPU %v for %d KiB, %v for %d KiB (x%.1f); %d diagnostics",
+				sh.Name, c1, small>>10, c2, large>>10, ratio, diags)
+			if ratio > 3*growth {
+				t.Errorf("time grew %.1f times for %.0f times the size: not linear", ratio, growth)
+			}
+			if c2 > 60*time.Second {
+				t.Errorf("%d KiB took %v", large>>10, c2)
 			}
 		})
 	}
