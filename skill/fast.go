@@ -46,7 +46,7 @@ type fastParser struct {
 	text    string      // src as a string, of which keys and values are slices
 	nodes   []yaml.Node // where nodes are allocated
 	off     int         // start of the next line
-	lineNum int // 1-based number of the line last returned
+	lineNum int         // 1-based number of the line last returned
 	// pending is a line read ahead and not yet consumed.
 	pending *fastLine
 }
