@@ -22,16 +22,7 @@ go build -o "$work/plugkit" ./cmd/plugkit
 go build -o "$work/archivebench" ./bench/archivebench
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-timed() {
-	local name=$1; shift
-	local real user sys
-	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>"$work/$name.err"; } 2>"$work/time"
-	read -r real user sys <"$work/time"
-	echo "$real" >>"$work/$name.wall"
-	awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.4f\n", u + s }' >>"$work/$name.cpu"
-}
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+. bench/timing.sh
 tar_x() { mkdir "$2" && tar -xzf "$1" -C "$2" && sync -f "$2"; }
 count() { find "$1" -type f | wc -l; }
 
