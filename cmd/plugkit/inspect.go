@@ -11,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -54,22 +55,25 @@ type inspectServer struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, plainHTTP bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Show what a plugin contains and the digest it packs to",
-		Long: `Inspect loads a plugin (a directory or a .tar.gz archive) and shows its
-manifest, skills, MCP servers and extensions, with the sha256 digest of its
-archive: for an archive, the digest of the file; for a directory, the digest
-of the deterministic archive plugkit pack would write.
+		Long: `Inspect loads a plugin (a directory, a .tar.gz archive, a layer archive
+rooted at NAME/, or an oci:// or oci-layout: reference) and shows its
+manifest, skills, MCP servers and extensions, with its digest: for an
+archive, the digest of the file; for an OCI artifact, the manifest digest
+(its identity); for a directory, the digest of the deterministic archive
+plugkit pack would write.
 
 Env values and header values are not shown (they may be secrets), only their
 names. A rejected plugin exits 1 with the reasons.`,
 		Example: `  plugkit inspect ./my-plugin
-  plugkit inspect --json my-plugin-1.0.0.tar.gz`,
+  plugkit inspect --json my-plugin-1.0.0.tar.gz
+  plugkit inspect oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(cmd.Context(), args[0])
+			r, err := inspect(cmd.Context(), args[0], source.Options{Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
 			if err != nil {
 				return err
 			}
@@ -77,11 +81,12 @@ names. A rejected plugin exits 1 with the reasons.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
 	return cmd
 }
 
-func inspect(ctx context.Context, path string) (*inspectReport, error) {
-	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{})
+func inspect(ctx context.Context, path string, opts source.Options) (*inspectReport, error) {
+	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
 	if ds, rejected := agentplugin.Diagnostics(err); rejected {
 		var msgs []string
 		for _, d := range ds {

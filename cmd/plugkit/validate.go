@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -51,12 +52,14 @@ func newValidateCmd() *cobra.Command {
 	var (
 		asJSON     bool
 		strict     bool
+		plainHTTP  bool
 		transports string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check plugins against Agent Plugins 1.0.0",
-		Long: `Validate loads each plugin (a directory or a .tar.gz archive) exactly as a
+		Long: `Validate loads each plugin (a directory, a .tar.gz archive, a layer archive
+rooted at NAME/, or an oci:// or oci-layout: reference) exactly as a
 conformant client would and reports every problem like a compiler does.
 
 Exit status: 0 when every plugin loads without an error diagnostic, 1 when a
@@ -64,7 +67,8 @@ plugin is rejected or has an error diagnostic (an invalid skill, say), 2 for
 usage errors or a path that cannot be read.`,
 		Example: `  plugkit validate ./my-plugin
   plugkit validate --json my-plugin-1.0.0.tar.gz
-  plugkit validate --transports stdio,streamable-http ./a ./b`,
+  plugkit validate --transports stdio,streamable-http ./a ./b
+  plugkit validate oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ts, err := parseTransports(transports)
@@ -75,7 +79,7 @@ usage errors or a path that cannot be read.`,
 			reports := make([]*validateReport, len(args))
 			code := exitOK
 			for i, p := range args {
-				reports[i] = validatePath(cmd.Context(), p, opts)
+				reports[i] = validatePath(cmd.Context(), p, source.Options{Load: opts, Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
 				code = max(code, reports[i].code)
 			}
 			var doc any = reports[0]
@@ -98,16 +102,17 @@ usage errors or a path that cannot be read.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (an array for several paths)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown SKILL.md frontmatter keys as errors")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
 	cmd.Flags().StringVar(&transports, "transports", "", "MCP transports this client supports, comma-separated (default: stdio,streamable-http,sse)")
 	return cmd
 }
 
 // validatePath loads one path into a report; it never fails, since an
 // unreadable path is itself a result to report.
-func validatePath(ctx context.Context, path string, opts agentplugin.Options) *validateReport {
+func validatePath(ctx context.Context, path string, opts source.Options) *validateReport {
 	r := &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
 		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
-	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{Load: opts})
+	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
 	if ds, rejected := agentplugin.Diagnostics(err); rejected {
 		r.Diagnostics = append(r.Diagnostics, ds...)
 		r.code = exitFailed
