@@ -182,7 +182,9 @@ func TestPullRefusesNonPlugin(t *testing.T) {
 	runTool(t, oras, "push", "--plain-http", "--disable-path-validation", "--artifact-type", "application/vnd.example.notes", reg.Host+"/other/notes:1", file)
 	dir := filepath.Join(t.TempDir(), "notes")
 	code, stdout, _ := runCLI(t, "pull", "oci://"+reg.Host+"/other/notes:1", dir, "--plain-http", "--json")
-	var doc struct{ Error struct{ Code, Message string } }
+	var doc struct {
+		Error struct{ Code, Message string }
+	}
 	decodeOne(t, stdout, &doc)
 	if code != 1 || doc.Error.Code != "not-a-plugin" {
 		t.Fatalf("exit %d, %+v", code, doc)
