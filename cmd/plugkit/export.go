@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/internal/atomicfile"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/oci"
@@ -90,8 +89,8 @@ func runExport(cmd *cobra.Command, f ociFlags, refArgs []string, file string) er
 		return usage(err)
 	}
 	defer out.Abort()
-	h := sha256.New()
-	buf := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<20)
+	digest := archive.NewDigestWriter()
+	buf := bufio.NewWriterSize(io.MultiWriter(out, digest), 1<<20)
 	copied, err := oci.Export(ctx, buf, items, filepath.Dir(file), oci.PullOptions{})
 	if err != nil {
 		return ociFailure(oci.Reference{}, err)
@@ -99,14 +98,10 @@ func runExport(cmd *cobra.Command, f ociFlags, refArgs []string, file string) er
 	if err := buf.Flush(); err != nil {
 		return usage(err)
 	}
-	fi, err := out.Stat()
-	if err != nil {
-		return usage(err)
-	}
 	if err := out.Commit(); err != nil {
 		return usage(err)
 	}
-	res := exportResult{Path: file, Digest: "sha256:" + hex.EncodeToString(h.Sum(nil)), Size: fi.Size(), Plugins: []exportedPlugin{}}
+	res := exportResult{Path: file, Digest: digest.Digest(), Size: digest.Size(), Plugins: []exportedPlugin{}}
 	for i, c := range copied {
 		res.Plugins = append(res.Plugins, exportedPlugin{Reference: refs[i].String(), Name: c.Plugin.Package.Name, Version: c.Plugin.Package.Version,
 			Digest: c.Plugin.Descriptor.Digest.String(), RefName: items[i].Name, Referrers: referrerRefs(c)})

@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/atomicfile"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -78,23 +77,23 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 		return exit(err)
 	}
 
-	pkg, b, err := packDir(dir, root)
+	pkg, err := loadPackDir(dir)
 	if err != nil {
 		if ds, rejected := agentplugin.Diagnostics(err); rejected {
 			res.Diagnostics = ds
 		}
-		return report(func(e error) error { return e }, err) // packDir chose the exit code
-
+		return report(func(e error) error { return e }, err) // loadPackDir chose the exit code
 	}
 	res.Name, res.Version, res.Files = pkg.Name, pkg.Version, len(pkg.Snapshot.Files)
 	res.Diagnostics = append(res.Diagnostics, pkg.Diagnostics...)
 	if out == "" {
 		out = defaultArchiveName(pkg.Name, pkg.Version)
 	}
-	if err := writeArchiveAtomic(out, b, 0o644); err != nil {
-		return report(usage, err)
+	digest, err := packToFile(out, pkg, root)
+	if err != nil {
+		return report(func(e error) error { return e }, err) // packToFile chose the exit code
 	}
-	res.Digest, res.Size, res.Path = archive.Digest(b), len(b), out
+	res.Digest, res.Size, res.Path = digest.Digest(), int(digest.Size()), out
 
 	err = output(cmd, asJSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
@@ -108,31 +107,72 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 	return nil
 }
 
-// packDir reads dir strictly (what is packed is exactly what is on disk),
-// loads it, refusing a rejected plugin, and packs it: the archive pack
-// writes and publish sends. Errors come as failed or usage; a rejection
-// carries its diagnostics (agentplugin.Diagnostics).
-func packDir(dir, root string) (*agentplugin.Package, []byte, error) {
+// loadPackDir reads dir strictly (what is packed is exactly what is on
+// disk) and loads it, refusing a rejected plugin. Errors come as failed or
+// usage; a rejection carries its diagnostics (agentplugin.Diagnostics).
+func loadPackDir(dir string) (*agentplugin.Package, error) {
 	snap, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
 	if errors.Is(err, snapshot.ErrNotRegular) || errors.Is(err, snapshot.ErrLimit) {
-		return nil, nil, failed(err)
+		return nil, failed(err)
 	} else if err != nil {
-		return nil, nil, usage(err)
+		return nil, usage(err)
 	}
 	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
 	if err != nil {
-		return nil, nil, failed(err)
+		return nil, failed(err)
 	}
-	b, err := archive.Pack(snap, archive.PackOptions{Root: root})
+	return pkg, nil
+}
+
+// packDir is loadPackDir and the archive in memory: what publish sends.
+func packDir(dir, root string) (*agentplugin.Package, []byte, error) {
+	pkg, err := loadPackDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{Root: root})
 	if err != nil {
 		return nil, nil, failed(err)
 	}
-	// Installers unpack with the default limits; the directory reader
-	// already held the others, so only the compressed size is left.
-	if len(b) > archive.DefaultMaxArchiveBytes {
-		return nil, nil, failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+	if err := checkArchiveSize(int64(len(b))); err != nil {
+		return nil, nil, err
 	}
 	return pkg, b, nil
+}
+
+// packToFile streams the archive into path through a temporary sibling
+// renamed into place, so that the archive is never held in memory; on any
+// error path is untouched.
+func packToFile(path string, pkg *agentplugin.Package, root string) (*archive.DigestWriter, error) {
+	f, err := atomicfile.Create(path, 0o644)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer f.Abort()
+	digest := archive.NewDigestWriter()
+	if err := archive.PackTo(io.MultiWriter(f, digest), pkg.Snapshot, archive.PackOptions{Root: root}); err != nil {
+		if isArchiveError(err) {
+			return nil, failed(err)
+		}
+		return nil, usage(err)
+	}
+	if err := checkArchiveSize(digest.Size()); err != nil {
+		return nil, err
+	}
+	if err := f.Commit(); err != nil {
+		return nil, usage(err)
+	}
+	return digest, nil
+}
+
+// checkArchiveSize refuses an archive installers would refuse: they unpack
+// with the default limits, and the directory reader already held the
+// others, so only the compressed size is left.
+func checkArchiveSize(n int64) error {
+	if n > archive.DefaultMaxArchiveBytes {
+		return failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+	}
+	return nil
 }
 
 // defaultArchiveName is NAME-VERSION.tar.gz, or NAME.tar.gz without a
@@ -152,36 +192,4 @@ func defaultArchiveName(name, version string) string {
 		base += "-" + safe(version)
 	}
 	return base + ".tar.gz"
-}
-
-// writeArchiveAtomic writes b to path through a temporary sibling that is
-// synced and renamed into place: path is either untouched or complete.
-func writeArchiveAtomic(path string, b []byte, perm os.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(b); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
