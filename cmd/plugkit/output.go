@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/agentplugin"
 )
 
 // output prints a read verb's result: with --json, doc as exactly one JSON
@@ -35,4 +37,11 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// printDiagnostics writes diagnostics one a line, as validate does.
+func printDiagnostics(w io.Writer, ds []agentplugin.Diagnostic) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+	}
 }

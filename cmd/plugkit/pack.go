@@ -71,9 +71,7 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 				return usage(e)
 			}
 		}
-		for _, d := range res.Diagnostics {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
+		printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 		return exit(err)
 	}
 
@@ -101,9 +99,7 @@ func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range res.Diagnostics {
-		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-	}
+	printDiagnostics(cmd.ErrOrStderr(), res.Diagnostics)
 	return nil
 }
 

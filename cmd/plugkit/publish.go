@@ -83,9 +83,7 @@ func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 	}
 	_, b, err := packDir(path, "")
 	if ds, rejected := agentplugin.Diagnostics(err); rejected {
-		for _, d := range ds {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
+		printDiagnostics(cmd.ErrOrStderr(), ds)
 	}
 	return b, err
 }

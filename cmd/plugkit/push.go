@@ -128,10 +128,3 @@ func runPush(cmd *cobra.Command, f ociFlags, srcArg, refArg string, allowErrors 
 		fmt.Fprintf(w, "pushed %s %s\nreference: %s\ndigest:    %s\n", terminal.Safe(pkg.Name), terminal.Safe(pkg.Version), terminal.Safe(res.Reference), res.Digest)
 	})
 }
-
-// printDiagnostics writes diagnostics one a line, as validate does.
-func printDiagnostics(w io.Writer, ds []agentplugin.Diagnostic) {
-	for _, d := range ds {
-		fmt.Fprintln(w, d.String())
-	}
-}
