@@ -95,6 +95,9 @@ func TestPublishResolveDownload(t *testing.T) {
 func TestInstallations(t *testing.T) {
 	ctx := context.Background()
 	ts := newTestServer(t, Config{}, true)
+	if _, err := client(ts.URL, publishToken).Publish(ctx, pluginArchive(t, "demo", "1.0.0", nil), ""); err != nil {
+		t.Fatal(err)
+	}
 	c := client(ts.URL, readToken)
 	in := distribution.Installation{ID: "host-1/demo", PluginID: "demo", ReleaseID: "demo@1.0.0",
 		ArtifactDigest: "sha256:" + strings.Repeat("a", 64), Status: "installed", Host: "host-1"}
@@ -200,7 +203,8 @@ func TestRejectedRequests(t *testing.T) {
 		{"PUT", v1 + "/channels", publishToken, "application/json", []byte(`{"plugin_id":"good","channel":"x","release_id":"good@9"}`), 404, distribution.CodeNotFound},
 		{"PUT", v1 + "/channels", readToken, "application/json", []byte(`{}`), 403, distribution.CodeForbidden},
 		{"POST", v1 + "/yank", publishToken, "application/json", []byte(`{"release_id":"` + strings.Repeat("a", 70000) + `"}`), 413, distribution.CodeTooLarge},
-		{"POST", v1 + "/installations", "", "application/json", []byte(`{"id":"x"}`), 400, distribution.CodeBadRequest},
+		{"POST", v1 + "/installations", "", "application/json", []byte(`{"id":"x"}`), 401, distribution.CodeUnauthorized},
+		{"POST", v1 + "/installations", readToken, "application/json", []byte(`{"id":"x"}`), 400, distribution.CodeBadRequest},
 	}
 	for _, c := range cases {
 		var body io.Reader
