@@ -173,8 +173,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 // validatePath loads one path into a report; it never fails, since an
 // unreadable path is itself a result to report.
 func validatePath(ctx context.Context, path string, opts source.Options) *validateReport {
-	r := &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
-		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
+	r := newValidateReport(path)
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		r.dir = path
 	}
@@ -192,7 +191,19 @@ func validatePath(ctx context.Context, path string, opts source.Options) *valida
 		r.code = exitCode(err)
 		return r
 	}
-	pkg := p.Package
+	r.fill(p.Package)
+	return r
+}
+
+// newValidateReport is the report of path before anything is known,
+// with empty lists rather than nulls.
+func newValidateReport(path string) *validateReport {
+	return &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
+		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
+}
+
+// fill records a loaded plugin in the report.
+func (r *validateReport) fill(pkg *agentplugin.Package) {
 	r.Loaded = true
 	r.files = pkg.Snapshot.Files
 	r.SpecVersion = pkg.SpecVersion
@@ -210,7 +221,6 @@ func validatePath(ctx context.Context, path string, opts source.Options) *valida
 	if agentplugin.HasErrors(pkg.Diagnostics) {
 		r.code = exitFailed
 	}
-	return r
 }
 
 func printValidateReport(w io.Writer, r *validateReport, header bool) {
