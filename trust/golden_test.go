@@ -2,8 +2,8 @@ package trust
 
 import (
 	"bytes"
-	"crypto/ecdsa"
 	"context"
+	"crypto/ecdsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"

@@ -2,9 +2,9 @@ package trust
 
 import (
 	"bytes"
-	"encoding/hex"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
