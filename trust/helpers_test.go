@@ -2,6 +2,7 @@ package trust
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -15,7 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 )
@@ -152,4 +155,24 @@ func writePublicKey(t testing.TB, dir, name string, k *PublicKey) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// attachForTest stores a bundle made elsewhere (a keyless one, a tampered
+// one) as a referrer of subject in a layout, as cosign would.
+func attachForTest(t testing.TB, store *oci.Store, subject ocispec.Descriptor, b []byte) ocispec.Descriptor {
+	t.Helper()
+	ctx := context.Background()
+	layer := ocispec.Descriptor{MediaType: BundleMediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
+	if err := store.Push(ctx, layer, bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	mb, err := newReferrerManifest(subject, layer, SignPredicateType, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(mb), Size: int64(len(mb)), ArtifactType: BundleMediaType}
+	if err := store.Push(ctx, d, bytes.NewReader(mb)); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

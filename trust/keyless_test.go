@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/go-digest"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
@@ -143,13 +140,7 @@ func TestKeylessIdentities(t *testing.T) {
 			store, _ := goldenLayout(t)
 			subject := resolveRef(t, store, "1.2.0")
 			stmt, _ := newStatement(subject.Digest, SignPredicateType, nil)
-			b := v.sign(t, ghIdentity, ghIssuer, stmt)
-			layer := ocispec.Descriptor{MediaType: BundleMediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
-			if err := store.Push(ctx, layer, bytes.NewReader(b)); err != nil {
-				t.Fatal(err)
-			}
-			mb, _ := newReferrerManifest(subject, layer, SignPredicateType, time.Now())
-			pushManifest(t, store, mb, BundleMediaType)
+			attachForTest(t, store, subject, v.sign(t, ghIdentity, ghIssuer, stmt))
 
 			cases := []struct {
 				name string
