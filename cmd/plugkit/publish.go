@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/distribution"
 )
 
@@ -75,17 +74,15 @@ func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 		return nil, usage(err)
 	}
 	if !fi.IsDir() {
-		b, err := readArchiveBytes(path)
+		b, err := readArchiveFile(path)
 		if err != nil {
 			return nil, usage(err)
 		}
 		return b, nil
 	}
-	_, b, err := packDir(path, "")
-	if ds, rejected := agentplugin.Diagnostics(err); rejected {
-		for _, d := range ds {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
+	_, b, err := packDir(path, packOptions{})
+	if err != nil {
+		return nil, explain(cmd, err)
 	}
-	return b, err
+	return b, nil
 }
