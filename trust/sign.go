@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -29,8 +30,9 @@ type SignOptions struct {
 	Now func() time.Time
 	// ReAdds bounds how often a signature dropped from a registry's
 	// referrers tag index by a concurrent writer is added again (default
-	// 5; a negative value means never), each after a random delay of up
-	// to ReAddDelay (default 500 ms).
+	// 5; a negative value skips reading back). Each re-add, and each look
+	// again after another writer was seen, waits a random delay between
+	// ReAddDelay/2 and ReAddDelay (default 500 ms).
 	ReAdds     int
 	ReAddDelay time.Duration
 }
@@ -109,6 +111,10 @@ func Sign(ctx context.Context, store content.GraphStorage, subject ocispec.Descr
 
 	unlock := lockSubject(store, subject.Digest)
 	defer unlock()
+	before, err := referrerSet(ctx, store, subject)
+	if err != nil {
+		return nil, fmt.Errorf("listing the referrers of %s: %w", subject.Digest, err)
+	}
 	if err := pushIfAbsent(ctx, store, emptyConfigDescriptor(), emptyConfig); err != nil {
 		return nil, fmt.Errorf("pushing the empty config: %w", err)
 	}
@@ -118,10 +124,10 @@ func Sign(ctx context.Context, store content.GraphStorage, subject ocispec.Descr
 	if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
 		return nil, fmt.Errorf("pushing the referrer manifest: %w", err)
 	}
-	if _, ok := store.(registry.ReferrerLister); ok {
-		if a.ReAdded, err = keepReferrer(ctx, store, subject, ref, manifest, opts); err != nil {
-			return a, err
-		}
+	// Read back everywhere: cheap in a layout, and the only defence
+	// against a concurrent writer of a registry's referrers tag index.
+	if a.ReAdded, err = keepReferrer(ctx, store, subject, ref, manifest, before, opts); err != nil {
+		return a, err
 	}
 	return a, nil
 }
@@ -138,10 +144,13 @@ func pushIfAbsent(ctx context.Context, store content.Storage, d ocispec.Descript
 	return store.Push(ctx, d, bytes.NewReader(b))
 }
 
-// keepReferrer reads the referrers of subject back and pushes the
-// referrer manifest again (which makes oras-go add it to the current
-// index) while a concurrent writer's update has dropped it.
-func keepReferrer(ctx context.Context, store content.GraphStorage, subject, ref ocispec.Descriptor, manifest []byte, opts *SignOptions) (int, error) {
+// keepReferrer reads the referrers of subject back after the push. When
+// nothing but its own referrer changed since before, it is done: no other
+// writer was seen. Otherwise it looks again after a random delay until two
+// looks agree, and whenever its referrer is missing (a concurrent writer's
+// read-modify-write of the tag-schema index dropped it) it pushes the
+// referrer manifest again, which makes oras-go add it to the current index.
+func keepReferrer(ctx context.Context, store content.GraphStorage, subject, ref ocispec.Descriptor, manifest []byte, before map[digest.Digest]bool, opts *SignOptions) (int, error) {
 	readds, delay := opts.ReAdds, opts.ReAddDelay
 	if readds < 0 {
 		return 0, nil
@@ -152,41 +161,61 @@ func keepReferrer(ctx context.Context, store content.GraphStorage, subject, ref 
 	if delay <= 0 {
 		delay = 500 * time.Millisecond
 	}
-	for n := 0; ; n++ {
-		found, err := hasReferrer(ctx, store, subject, ref.Digest)
+	wait := func() error {
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
+	expect := maps.Clone(before)
+	expect[ref.Digest] = true
+	n := 0
+	for looks := 0; ; looks++ {
+		now, err := referrerSet(ctx, store, subject)
 		if err != nil {
 			return n, fmt.Errorf("reading the referrers back: %w", err)
 		}
-		if found {
+		switch {
+		case !now[ref.Digest]:
+			if n >= readds {
+				return n, fmt.Errorf("%s: %w (re-added %d times)", ref.Digest, ErrReferrerLost, n)
+			}
+			if err := wait(); err != nil {
+				return n, err
+			}
+			if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
+				return n, fmt.Errorf("adding the referrer again: %w", err)
+			}
+			n++
+			expect = nil
+		case maps.Equal(now, expect) || looks > 2*readds:
+			// Stable, or still present after every look a busy subject
+			// allows.
 			return n, nil
-		}
-		if n >= readds {
-			return n, fmt.Errorf("%s: %w (re-added %d times)", ref.Digest, ErrReferrerLost, n)
-		}
-		t := time.NewTimer(rand.N(delay) + 1)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return n, ctx.Err()
-		case <-t.C:
-		}
-		if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
-			return n, fmt.Errorf("adding the referrer again: %w", err)
+		default:
+			expect = now
+			if err := wait(); err != nil {
+				return n, err
+			}
 		}
 	}
 }
 
-func hasReferrer(ctx context.Context, store content.ReadOnlyGraphStorage, subject ocispec.Descriptor, d digest.Digest) (bool, error) {
+// referrerSet is the set of referrer digests of subject.
+func referrerSet(ctx context.Context, store content.ReadOnlyGraphStorage, subject ocispec.Descriptor) (map[digest.Digest]bool, error) {
 	descs, err := listReferrers(ctx, store, subject)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	for _, x := range descs {
-		if x.Digest == d {
-			return true, nil
-		}
+	set := make(map[digest.Digest]bool, len(descs))
+	for _, d := range descs {
+		set[d.Digest] = true
 	}
-	return false, nil
+	return set, nil
 }
 
 // subjectLocks serialises signers per subject within the process: oras-go
@@ -205,8 +234,11 @@ type subjectLock struct {
 
 func lockSubject(store content.ReadOnlyStorage, d digest.Digest) (unlock func()) {
 	where := fmt.Sprintf("%p", store)
-	if r, ok := store.(*remote.Repository); ok {
+	switch r := store.(type) {
+	case *remote.Repository:
 		where = r.Reference.Registry + "/" + r.Reference.Repository
+	case interface{ Reference() registry.Reference }:
+		where = r.Reference().Registry + "/" + r.Reference().Repository
 	}
 	key := where + "@" + d.String()
 	subjectLocks.Lock()
