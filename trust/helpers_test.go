@@ -176,3 +176,13 @@ func attachForTest(t testing.TB, store *oci.Store, subject ocispec.Descriptor, b
 	}
 	return d
 }
+
+// pkcs8PEM is a private key's unencrypted PKCS#8 PEM file.
+func pkcs8PEM(t testing.TB, k *PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(k.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}

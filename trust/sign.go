@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -30,9 +29,9 @@ type SignOptions struct {
 	Now func() time.Time
 	// ReAdds bounds how often a signature dropped from a registry's
 	// referrers tag index by a concurrent writer is added again (default
-	// 5; a negative value skips reading back). Each re-add, and each look
-	// again after another writer was seen, waits a random delay between
-	// ReAddDelay/2 and ReAddDelay (default 500 ms).
+	// 5; a negative value skips reading back). Each read-back waits a
+	// random two to three times as long as the push took, at most
+	// ReAddDelay (default 2 s).
 	ReAdds     int
 	ReAddDelay time.Duration
 }
@@ -111,22 +110,19 @@ func Sign(ctx context.Context, store content.GraphStorage, subject ocispec.Descr
 
 	unlock := lockSubject(store, subject.Digest)
 	defer unlock()
-	before, err := referrerSet(ctx, store, subject)
-	if err != nil {
-		return nil, fmt.Errorf("listing the referrers of %s: %w", subject.Digest, err)
-	}
 	if err := pushIfAbsent(ctx, store, emptyConfigDescriptor(), emptyConfig); err != nil {
 		return nil, fmt.Errorf("pushing the empty config: %w", err)
 	}
 	if err := pushIfAbsent(ctx, store, layer, bundleJSON); err != nil {
 		return nil, fmt.Errorf("pushing the bundle: %w", err)
 	}
+	start := time.Now()
 	if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
 		return nil, fmt.Errorf("pushing the referrer manifest: %w", err)
 	}
 	// Read back everywhere: cheap in a layout, and the only defence
 	// against a concurrent writer of a registry's referrers tag index.
-	if a.ReAdded, err = keepReferrer(ctx, store, subject, ref, manifest, before, opts); err != nil {
+	if a.ReAdded, err = keepReferrer(ctx, store, subject, ref, manifest, time.Since(start), opts); err != nil {
 		return a, err
 	}
 	return a, nil
@@ -144,64 +140,51 @@ func pushIfAbsent(ctx context.Context, store content.Storage, d ocispec.Descript
 	return store.Push(ctx, d, bytes.NewReader(b))
 }
 
-// keepReferrer reads the referrers of subject back after the push. When
-// nothing but its own referrer changed since before, it is done: no other
-// writer was seen. Otherwise it looks again after a random delay until two
-// looks agree, and whenever its referrer is missing (a concurrent writer's
-// read-modify-write of the tag-schema index dropped it) it pushes the
-// referrer manifest again, which makes oras-go add it to the current index.
-func keepReferrer(ctx context.Context, store content.GraphStorage, subject, ref ocispec.Descriptor, manifest []byte, before map[digest.Digest]bool, opts *SignOptions) (int, error) {
-	readds, delay := opts.ReAdds, opts.ReAddDelay
+// keepReferrer reads the referrers of subject back after the push and,
+// while its referrer is missing, pushes the referrer manifest again (which
+// makes oras-go add it to the current index).
+//
+// Only a writer that read the tag-schema index before our push and wrote
+// it after can drop our referrer, and such a read-modify-write takes about
+// as long as our own push (pushed: the same requests to the same
+// registry). So each look waits a random two to three times that, capped
+// by ReAddDelay: a writer in flight at our push has finished by then, and
+// one that starts later reads an index that lists us.
+func keepReferrer(ctx context.Context, store content.GraphStorage, subject, ref ocispec.Descriptor, manifest []byte, pushed time.Duration, opts *SignOptions) (int, error) {
+	readds, ceiling := opts.ReAdds, opts.ReAddDelay
 	if readds < 0 {
 		return 0, nil
 	}
 	if readds == 0 {
 		readds = 5
 	}
-	if delay <= 0 {
-		delay = 500 * time.Millisecond
+	if ceiling <= 0 {
+		ceiling = 2 * time.Second
 	}
-	wait := func() error {
-		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-		defer t.Stop()
+	for n := 0; ; n++ {
+		d := min(2*pushed+rand.N(pushed+1), ceiling)
+		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			t.Stop()
+			return n, ctx.Err()
 		case <-t.C:
-			return nil
 		}
-	}
-	expect := maps.Clone(before)
-	expect[ref.Digest] = true
-	n := 0
-	for looks := 0; ; looks++ {
 		now, err := referrerSet(ctx, store, subject)
 		if err != nil {
 			return n, fmt.Errorf("reading the referrers back: %w", err)
 		}
-		switch {
-		case !now[ref.Digest]:
-			if n >= readds {
-				return n, fmt.Errorf("%s: %w (re-added %d times)", ref.Digest, ErrReferrerLost, n)
-			}
-			if err := wait(); err != nil {
-				return n, err
-			}
-			if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
-				return n, fmt.Errorf("adding the referrer again: %w", err)
-			}
-			n++
-			expect = nil
-		case maps.Equal(now, expect) || looks > 2*readds:
-			// Stable, or still present after every look a busy subject
-			// allows.
+		if now[ref.Digest] {
 			return n, nil
-		default:
-			expect = now
-			if err := wait(); err != nil {
-				return n, err
-			}
 		}
+		if n >= readds {
+			return n, fmt.Errorf("%s: %w (re-added %d times)", ref.Digest, ErrReferrerLost, n)
+		}
+		start := time.Now()
+		if err := store.Push(ctx, ref, bytes.NewReader(manifest)); err != nil {
+			return n, fmt.Errorf("adding the referrer again: %w", err)
+		}
+		pushed = time.Since(start)
 	}
 }
 
