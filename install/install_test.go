@@ -9,7 +9,7 @@ import (
 func TestInstallDirectory(t *testing.T) {
 	dir := t.TempDir()
 	src := plugin{name: "kv", version: "1.0.0", skills: map[string]string{"hello": "Hi."},
-		mcp: mcpJSON(map[string]string{"db": `{"type": "stdio", "command": "./bin/db", "args": ["--x"], "env": {"TOKEN": "s3cret"}}`}),
+		mcp:   mcpJSON(map[string]string{"db": `{"type": "stdio", "command": "./bin/db", "args": ["--x"], "env": {"TOKEN": "s3cret"}}`}),
 		files: map[string]string{"bin/db": "#!/bin/sh\necho\n"}}.writeDir(t, filepath.Join(dir, "kv"))
 	h := openHome(t, filepath.Join(dir, "home"))
 	res := mustInstall(t, h, pathSource(src))
