@@ -35,6 +35,16 @@ const (
 	codeDigest      = "digest-mismatch"  // bytes did not hash to the digest asked for
 	codeRegistry    = "registry-refused" // a registry answered with an error status
 	codeInterrupted = "interrupted"      // SIGINT or SIGTERM
+
+	// Codes of the verbs that change a plugin home (install, update,
+	// remove, sync) and check it.
+	codeConsent       = "consent-required" // a change needs consent that was refused or not given
+	codeConflict      = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled  = "not-installed"    // no installed plugin has that name
+	codeBusy          = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged = "source-changed"   // a source gives other bytes than the lock records
+	codeModified      = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid   = "lock-invalid"     // plugkit.lock cannot be read as a lock file
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
