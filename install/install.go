@@ -129,6 +129,9 @@ func (w *writer) commitChanges(ctx context.Context, changes []*Change, fetched [
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := w.h.checkDataDir(c.Name); err != nil {
+			return err
+		}
 		did, err := w.putTree(fetched[i].pkg.Snapshot, c.New.ArchiveDigest)
 		if err != nil {
 			return err

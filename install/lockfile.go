@@ -117,26 +117,12 @@ func ParseLock(b []byte, limits Limits) (*Lock, error) {
 	if int64(len(b)) > limits.MaxLockBytes {
 		return nil, lockError("%d bytes, over MaxLockBytes (%d)", len(b), limits.MaxLockBytes)
 	}
-	if _, err := jsontree.Parse(b, 16); err != nil {
+	root, err := jsontree.Parse(b, 16)
+	if err != nil {
 		return nil, lockError("%v", err)
 	}
-	var version struct {
-		Version *int `json:"lockfileVersion"`
-	}
-	if err := json.Unmarshal(b, &version); err != nil {
-		return nil, lockError("%v", err)
-	}
-	if version.Version == nil || *version.Version != LockVersion {
-		v := "missing"
-		if version.Version != nil {
-			v = fmt.Sprint(*version.Version)
-		}
-		return nil, lockError("lockfileVersion is %s; this plugkit reads version %d", v, LockVersion)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var l Lock
-	if err := dec.Decode(&l); err != nil {
+	l, err := decodeLock(root)
+	if err != nil {
 		return nil, lockError("%v", err)
 	}
 	if len(l.Plugins) > limits.MaxPlugins {
@@ -145,7 +131,7 @@ func ParseLock(b []byte, limits Limits) (*Lock, error) {
 	if err := l.check(); err != nil {
 		return nil, err
 	}
-	return &l, nil
+	return l, nil
 }
 
 // check reports the first malformed part of l.

@@ -60,6 +60,9 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		if wrote[i] {
 			res.Changes[i].Action, any = ActionRestore, true
 		}
+		if err := h.checkDataDir(e.Name); err != nil {
+			return res, err
+		}
 		step, prev := w.dataStepFor(e.Name, e.Source, opts.KeepData)
 		if step != nil {
 			steps = append(steps, *step)

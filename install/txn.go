@@ -74,7 +74,7 @@ func (w *writer) commit(next *Lock, steps []dataStep, wroteTrees bool) error {
 				return err
 			}
 		}
-		return w.gcTrees()
+		return w.tidy()
 	}
 	if len(steps) > 0 {
 		j, err := json.Marshal(journal{Lock: sha256Hex(newBytes), Data: steps})
@@ -100,7 +100,17 @@ func (w *writer) commit(next *Lock, steps []dataStep, wroteTrees bool) error {
 			return err
 		}
 	}
-	return w.gcTrees()
+	return w.tidy()
+}
+
+// tidy removes what the committed lock no longer needs: trees it does not
+// name, and the emptied HOME/.tmp.
+func (w *writer) tidy() error {
+	if err := w.gcTrees(); err != nil {
+		return err
+	}
+	os.Remove(w.h.path(tmpDir)) // only if empty; the next writer clears it otherwise
+	return nil
 }
 
 func sha256Hex(b []byte) string {
@@ -250,14 +260,10 @@ func (w *writer) adoptData(name string, src Source) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	if err := h.checkDataDir(name); err != nil {
 		return err
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory (a link or a file is in the way): move it away", dir)
-	}
-	if fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return err
 		}
@@ -270,6 +276,22 @@ func (w *writer) adoptData(name string, src Source) error {
 		return err
 	}
 	return writeFileAtomic(h.dataSourcePath(name), append(b, '\n'), 0o644)
+}
+
+// checkDataDir refuses a data directory that is not a real directory (a
+// link could send PLUGIN_DATA, and the installer's chmod, outside the
+// home). A missing one is fine.
+func (h *Home) checkDataDir(name string) error {
+	fi, err := os.Lstat(h.DataDir(name))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (a link or a file is in the way): move it away", h.DataDir(name))
+	}
+	return nil
 }
 
 // dataSource returns the source recorded as the owner of a data
