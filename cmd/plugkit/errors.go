@@ -41,6 +41,16 @@ const (
 	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
 	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
 	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
+
+	// Codes of the verbs that change a plugin home (install, update,
+	// remove, sync) and check it.
+	codeConsent       = "consent-required" // a change needs consent that was refused or not given
+	codeConflict      = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled  = "not-installed"    // no installed plugin has that name
+	codeBusy          = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged = "source-changed"   // a source gives other bytes than the lock records
+	codeModified      = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid   = "lock-invalid"     // plugkit.lock cannot be read as a lock file
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
