@@ -112,9 +112,3 @@ func readCredential(cmd *cobra.Command, username string, fromStdin bool) (auth.C
 	}
 	return auth.Credential{Username: username, Password: password}, nil
 }
-
-// isTerminal reports whether r is a terminal.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
