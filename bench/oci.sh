@@ -2,11 +2,11 @@
 # bench/oci.sh: plugkit's OCI verbs against the raw transfer of the same blobs by
 # the oras CLI, in one run, against a local docker-registry on 127.0.0.1.
 #
-#   push:   plugkit push DIR oci://…      vs  oras push of the same config and layer files
-#           (plugkit also validates and packs: the pack alone is timed too, so that the
-#           time push adds over pack + raw transfer is printed)
-#   pull:   plugkit pull oci://… NEWDIR   vs  oras pull -o NEWDIR of the same artifact
-#           (plugkit also checks, unpacks, validates and writes the tree)
+#   push:   plugkit push DIR oci://…      vs  oras push of the same config and layer files,
+#           and vs plugkit pack + oras push (the packing any tool has to do, then the
+#           raw transfer)
+#   pull:   plugkit pull oci://… NEWDIR   vs  oras pull -o NEWDIR of the same artifact,
+#           and vs oras pull + tar -xzf of the layer (transfer, then extraction)
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
 #           tar  vs  tar -cf of the same layout directory (disk speed)
 # for a typical plugin (50 files, about 600 KB) and a 30 MB one (2,000 files).
@@ -52,7 +52,6 @@ best() {
 	fi
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
 n=0
 fresh() { n=$((n + 1)); echo "$host/run$n/$1"; }
 
@@ -69,7 +68,18 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	manifest=$("$oras" manifest fetch --oci-layout "$work/$name.layout:1")
 	cfg_digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["config"]["digest"].split(":")[1])' "$manifest")
 	cp "$work/$name.layout/blobs/sha256/$cfg_digest" "$work/$name.config.json"
-	unset pk_push pk_pack raw_push pk_pull raw_pull
+	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx
+	packpush_cmd() {
+		"$work/plugkit" pack "$src" --root bench -o "$work/$name.pp/bench.tar.gz" &&
+			(cd "$work/$name.pp" && "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
+				--config "$work/$name.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
+				"$(fresh "$name"):1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip")
+	}
+	pullx_cmd() {
+		rm -rf "$work/$name.px" && "$oras" pull --plain-http -o "$work/$name.px" "$host/run1/$name:1" &&
+			tar -xzf "$work/$name.px/bench.tar.gz" -C "$work/$name.px"
+	}
+	mkdir -p "$work/$name.pp"
 	for _ in $(seq "$RUNS"); do
 		best pk_push "$work/plugkit" push "$src" "oci://$(fresh "$name"):1" --plain-http
 		best pk_pack "$work/plugkit" pack "$src" --root bench -o "$work/$name.pack.tgz"
@@ -81,10 +91,13 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 		rm -rf "$work/$name.pulled" "$work/$name.oras"
 		best pk_pull "$work/plugkit" pull "oci://$host/run1/$name:1" "$work/$name.pulled" --plain-http
 		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$host/run1/$name:1"
+		best packpush packpush_cmd
+		best pullx pullx_cmd
 	done
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$raw_push" "$(ratio "$pk_push" "$raw_push")" "validate + pack + push vs oras push of the blobs"
-	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "- pack" "$(sub "$pk_push" "$pk_pack")" "$raw_push" "$(ratio "$(sub "$pk_push" "$pk_pack")" "$raw_push")" "push less plugkit pack ($pk_pack s) vs oras push; target <= 1.10"
-	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$pullx" "$(ratio "$pk_pull" "$pullx")" "plugkit pull vs oras pull + tar -xzf; target <= 1.10"
 done
 
 # Export: 100 plugins, each with a referrer, in one layout.
@@ -105,4 +118,5 @@ for _ in $(seq "$RUNS"); do
 done
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
 	"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
+echo "CPU of one export (user+sys): $( { TIMEFORMAT='%U %S'; time "$work/plugkit" export "${digests[@]}" "$work/many.tar" >/dev/null; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }'), of tar -cf: $( { TIMEFORMAT='%U %S'; time tar -cf "$work/raw.tar" -C "$lay" .; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }')"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
