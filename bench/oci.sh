@@ -53,7 +53,8 @@ best() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 n=0
-fresh() { n=$((n + 1)); echo "$host/run$n/$1"; }
+# fresh CASE sets repo to a repository nothing was pushed to yet.
+fresh() { n=$((n + 1)); repo="$host/run$n/$1"; }
 
 printf '%-8s %-7s %9s %9s %7s   %s\n' case step plugkit raw ratio note
 for spec in "typical 50 600000" "large 2000 31457280"; do
@@ -69,30 +70,38 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	cfg_digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["config"]["digest"].split(":")[1])' "$manifest")
 	cp "$work/$name.layout/blobs/sha256/$cfg_digest" "$work/$name.config.json"
 	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx
+	# packpush_cmd CASE SRC and pullx_cmd CASE take the case as an argument:
+	# best's own local "name" shadows the loop's.
 	packpush_cmd() {
-		"$work/plugkit" pack "$src" --root bench -o "$work/$name.pp/bench.tar.gz" &&
-			(cd "$work/$name.pp" && "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
-				--config "$work/$name.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
-				"$(fresh "$name"):1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip")
+		"$work/plugkit" pack "$2" --root bench -o "$work/$1.pp/bench.tar.gz" &&
+			(cd "$work/$1.pp" && "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
+				--config "$work/$1.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
+				"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip")
 	}
 	pullx_cmd() {
-		rm -rf "$work/$name.px" && "$oras" pull --plain-http -o "$work/$name.px" "$host/run1/$name:1" &&
-			tar -xzf "$work/$name.px/bench.tar.gz" -C "$work/$name.px"
+		rm -rf "$work/$1.px" && "$oras" pull --plain-http -o "$work/$1.px" "$pullrepo:1" &&
+			tar -xzf "$work/$1.px/bench.tar.gz" -C "$work/$1.px"
 	}
 	mkdir -p "$work/$name.pp"
+	fresh "$name"
+	pullrepo=$repo # what the pulls read
+	"$work/plugkit" push "$src" "oci://$pullrepo:1" --plain-http >/dev/null
 	for _ in $(seq "$RUNS"); do
-		best pk_push "$work/plugkit" push "$src" "oci://$(fresh "$name"):1" --plain-http
+		fresh "$name"
+		best pk_push "$work/plugkit" push "$src" "oci://$repo:1" --plain-http
 		best pk_pack "$work/plugkit" pack "$src" --root bench -o "$work/$name.pack.tgz"
+		fresh "$name"
 		(cd "$work/$name.blobs" && best raw_push "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
 			--config "$work/$name.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
-			"$(fresh "$name"):1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
+			"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
 			echo "$raw_push" >"$work/raw_push")
 		raw_push=$(cat "$work/raw_push")
 		rm -rf "$work/$name.pulled" "$work/$name.oras"
-		best pk_pull "$work/plugkit" pull "oci://$host/run1/$name:1" "$work/$name.pulled" --plain-http
-		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$host/run1/$name:1"
-		best packpush packpush_cmd
-		best pullx pullx_cmd
+		best pk_pull "$work/plugkit" pull "oci://$pullrepo:1" "$work/$name.pulled" --plain-http
+		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$pullrepo:1"
+		fresh "$name"
+		best packpush packpush_cmd "$name" "$src"
+		best pullx pullx_cmd "$name"
 	done
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$raw_push" "$(ratio "$pk_push" "$raw_push")" "validate + pack + push vs oras push of the blobs"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
