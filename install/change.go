@@ -40,7 +40,7 @@ type Change struct {
 	// Surface is what the new launch surface adds, changes or removes
 	// compared with the approved one; for a new plugin (or a replacing
 	// one) every server is "added".
-	Surface []SurfaceChange `json:"surface"`
+	Surface []SurfaceChange `json:"surface,omitempty"`
 	// CodeFiles are the files added, changed or removed under the paths of
 	// "./" commands (an update that changes what runs without changing the
 	// launch surface).

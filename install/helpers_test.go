@@ -305,3 +305,14 @@ func assertClean(t testing.TB, h *Home) {
 		}
 	}
 }
+
+// kvSnapshot is kvV1 as a snapshot.
+func kvSnapshot(t testing.TB) *snapshot.Snapshot {
+	t.Helper()
+	dir := kvV1().writeDir(t, filepath.Join(t.TempDir(), "kv"))
+	s, err := snapshot.ReadDir(dir, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -246,6 +246,7 @@ func (w *writer) trashData(name string) error {
 	if err := os.Rename(dir, filepath.Join(trash, name)); err != nil {
 		return err
 	}
+	crashPoint("data-trashed")
 	return removeTree(trash)
 }
 
