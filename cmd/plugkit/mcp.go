@@ -109,6 +109,10 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPList(ctx, args[0], ts, flags.dataDir)
+			if ctx.Err() != nil {
+				// Interrupted: servers cut short are not "failed".
+				return ctx.Err()
+			}
 			if err != nil {
 				return err
 			}
@@ -155,6 +159,9 @@ server is invalid or fails, or the tool reports an error, 2 for usage errors
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPCall(ctx, args[0], args[1], args[2], arguments, flags.dataDir)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
 				return err
 			}

@@ -86,6 +86,9 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 			return usage(err)
 		}
 	}
+	if err := cmd.Context().Err(); err != nil {
+		return err // interrupted: write nothing
+	}
 	if err := writeFileAtomic(out, b, 0o644); err != nil {
 		return usage(err)
 	}

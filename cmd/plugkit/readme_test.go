@@ -86,17 +86,6 @@ func parseReadme(doc string) ([]readmeBlock, error) {
 	return blocks, nil
 }
 
-// buildPlugkit builds the binary the README tests run, once per test run.
-func buildPlugkit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bin")
-	cmd := exec.Command("go", "build", "-o", filepath.Join(bin, "plugkit"), ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestREADME(t *testing.T) {
 	doc, err := os.ReadFile("../../README.md")
 	if err != nil {
