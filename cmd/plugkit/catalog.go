@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -41,8 +40,8 @@ Exit status: 0 listed, 1 refused (401, 403) or unreachable, 2 usage error.`,
 					chans = append(chans, ch+"="+strings.TrimPrefix(rel, p.ID+"@"))
 				}
 				sort.Strings(chans)
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","),
-					plural(len(p.Releases), "release"), strings.Map(printable, p.Description))
+				printf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","),
+					plural(len(p.Releases), "release"), p.Description)
 			}
 			return nil
 		},

@@ -114,7 +114,7 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 				return ctx.Err()
 			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
 				return err
@@ -163,7 +163,7 @@ server is invalid or fails, or the tool reports an error, 2 for usage errors
 				return ctx.Err()
 			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err

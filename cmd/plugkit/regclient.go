@@ -70,22 +70,8 @@ func readTokenFile(name string) ([]string, error) {
 }
 
 // refused turns a failed registry call into exit status 1 with the reason;
-// a rejected plugin's diagnostics go to stderr first.
+// a rejected plugin's diagnostics are shown as every verb shows them
+// (explain), made safe for a terminal since the server sent them.
 func refused(cmd *cobra.Command, err error) error {
-	var se *distribution.StatusError
-	if errors.As(err, &se) {
-		for _, d := range se.Diagnostics {
-			// Server-supplied text: drop control characters before it
-			// reaches a terminal.
-			fmt.Fprintln(cmd.ErrOrStderr(), strings.Map(printable, d.String()))
-		}
-	}
-	return failed(err)
-}
-
-func printable(r rune) rune {
-	if r < ' ' || r == 0x7f {
-		return -1
-	}
-	return r
+	return explain(cmd, failed(err))
 }
