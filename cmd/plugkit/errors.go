@@ -173,10 +173,21 @@ func isIOError(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
 }
 
-// isArchiveError reports whether archive.Unpack refused its input.
+// isArchiveError reports whether archive.Unpack refused its input: an
+// error about one entry, or about the archive as a whole (its gzip stream,
+// its end).
 func isArchiveError(err error) bool {
 	var ee *archive.EntryError
-	return errors.As(err, &ee)
+	if errors.As(err, &ee) {
+		return true
+	}
+	for _, reason := range []error{archive.ErrGzip, archive.ErrTruncated, archive.ErrTrailingData, archive.ErrSize,
+		archive.ErrDuplicate, archive.ErrConflict, archive.ErrOutsideRoot} {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSilent reports whether err carries only an exit code: the verb has
@@ -200,6 +211,10 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 	}
 	if ds, ok := agentplugin.Diagnostics(err); ok {
 		return ds
+	}
+	var se *distribution.StatusError
+	if errors.As(err, &se) && len(se.Diagnostics) > 0 {
+		return se.Diagnostics // a registry's reasons for refusing a plugin
 	}
 	return []agentplugin.Diagnostic{}
 }

@@ -110,8 +110,12 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPList(ctx, args[0], ts, flags.dataDir)
+			if ctx.Err() != nil {
+				// Interrupted: servers cut short are not "failed".
+				return ctx.Err()
+			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
 				return err
@@ -156,8 +160,11 @@ server is invalid or fails, or the tool reports an error, 2 for usage errors
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPCall(ctx, args[0], args[1], args[2], arguments, flags.dataDir)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err
