@@ -172,3 +172,24 @@ func TestUploadErrors(t *testing.T) {
 	}
 	waitEmpty(t, spool)
 }
+
+// TestPublishQueueFull: the publishes in flight, and so the spool files,
+// are bounded too, whatever the upload slots.
+func TestPublishQueueFull(t *testing.T) {
+	spool := t.TempDir()
+	ts := newTestServer(t, Config{MaxConcurrentUploads: 2, MaxQueuedPublishes: 2, SpoolDir: spool, UploadGrace: time.Minute}, false)
+	for range 2 {
+		_, stop := drip(t, ts.URL, publishToken, 1<<20, 20*time.Millisecond)
+		defer stop()
+	}
+	for range 500 {
+		if entries, _ := os.ReadDir(spool); len(entries) == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st, code, h := do(t, "POST", ts.URL+distribution.Prefix+"/publish", publishToken, "", strings.NewReader("x"))
+	if st != 503 || code != distribution.CodeBusy || h.Get("Retry-After") == "" {
+		t.Fatalf("publish with the queue full: %d %s", st, code)
+	}
+}
