@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +10,8 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/oci"
+	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newInspectCmd) }
@@ -54,59 +54,54 @@ type inspectServer struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, plainHTTP, strictLinks bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Show what a plugin contains and the digest it packs to",
-		Long: `Inspect loads a plugin (a directory or a .tar.gz archive) and shows its
-manifest, skills, MCP servers and extensions, with the sha256 digest of its
-archive: for an archive, the digest of the file; for a directory, the digest
-of the deterministic archive plugkit pack would write.
+		Long: `Inspect loads a plugin (a directory, a .tar.gz archive, a layer archive
+rooted at NAME/, or an oci:// or oci-layout: reference) and shows its
+manifest, skills, MCP servers and extensions, with its digest: for an
+archive, the digest of the file; for an OCI artifact, the manifest digest
+(its identity); for a directory, the digest of the deterministic archive
+plugkit pack would write (links are read by the same rule as pack and
+validate: --strict-links refuses them).
 
 Env values and header values are not shown (they may be secrets), only their
 names. A rejected plugin exits 1 with the reasons.`,
 		Example: `  plugkit inspect ./my-plugin
-  plugkit inspect --json my-plugin-1.0.0.tar.gz`,
+  plugkit inspect --json my-plugin-1.0.0.tar.gz
+  plugkit inspect --strict-links ./my-plugin
+  plugkit inspect oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(args[0])
+			r, err := inspect(cmd.Context(), args[0], source.Options{Read: readOptions(strictLinks), Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			return output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
+	registerStrictLinks(cmd, &strictLinks)
 	return cmd
 }
 
-func inspect(path string) (*inspectReport, error) {
-	snap, err := readSource(path)
+func inspect(ctx context.Context, path string, opts source.Options) (*inspectReport, error) {
+	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
 	if err != nil {
-		if isInputError(err) {
-			return nil, failed(err)
-		}
-		return nil, usage(err)
+		return nil, err
 	}
-	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
-	var rej *agentplugin.RejectedError
-	if errors.As(err, &rej) {
-		var msgs []string
-		for _, d := range rej.Diagnostics {
-			msgs = append(msgs, d.String())
-		}
-		return nil, failed(fmt.Errorf("%s: plugin rejected:\n%s", path, strings.Join(msgs, "\n")))
-	} else if err != nil {
-		return nil, failed(err)
-	}
-	digest, err := sourceDigest(path, pkg)
+	pkg, snap := p.Package, p.Package.Snapshot
+	digest, err := sourceDigest(p)
 	if err != nil {
 		return nil, failed(err)
 	}
+	diags := nonNil(append([]agentplugin.Diagnostic(nil), pkg.Diagnostics...))
 	r := &inspectReport{Path: path, Digest: digest, SpecVersion: pkg.SpecVersion, Name: pkg.Name, Version: pkg.Version,
 		Description: pkg.Description, Files: len(snap.Files), Bytes: snap.Size(), MCP: pkg.MCP,
 		Skills: []inspectSkill{}, MCPServers: []inspectServer{}, Extensions: append([]string{}, pkg.Extensions...),
-		ExtensionDirs: append([]string{}, pkg.ExtensionDirectories...), Diagnostics: append([]agentplugin.Diagnostic{}, pkg.Diagnostics...)}
+		ExtensionDirs: append([]string{}, pkg.ExtensionDirectories...), Diagnostics: diags}
 	for _, s := range pkg.Skills {
 		files := make([]string, 0, len(s.Files))
 		for p := range s.Files {
@@ -122,14 +117,13 @@ func inspect(path string) (*inspectReport, error) {
 	return r, nil
 }
 
-// sourceDigest is the digest of an archive file as it is, or of the
-// archive a directory packs to.
-func sourceDigest(path string, pkg *agentplugin.Package) (string, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		d, _, err := fileDigest(path)
-		return d, err
+// sourceDigest is the identity of what was read (an archive file's digest,
+// say), or for a directory the digest of the archive it packs to.
+func sourceDigest(p *source.Plugin) (string, error) {
+	if p.Identity != "" {
+		return p.Identity, nil
 	}
-	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{})
+	b, err := archive.Pack(p.Package.Snapshot, archive.PackOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -150,27 +144,25 @@ func printInspect(w io.Writer, r *inspectReport) {
 	if r.Version != "" {
 		title += " " + r.Version
 	}
-	fmt.Fprintf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
+	printf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
 	if r.Description != "" {
-		fmt.Fprintf(w, "  %s\n", r.Description)
+		printf(w, "  %s\n", r.Description)
 	}
-	fmt.Fprintf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
-	fmt.Fprintf(w, "skills:  %d\n", len(r.Skills))
+	printf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
+	printf(w, "skills:  %d\n", len(r.Skills))
 	for _, s := range r.Skills {
-		fmt.Fprintf(w, "  %s  %s\n", s.ID, s.Description)
+		printf(w, "  %s  %s\n", s.ID, s.Description)
 	}
-	fmt.Fprintf(w, "mcp:     %s, %d servers\n", r.MCP, len(r.MCPServers))
+	printf(w, "mcp:     %s, %s\n", r.MCP, plural(len(r.MCPServers), "server"))
 	for _, s := range r.MCPServers {
 		target := s.URL
 		if s.Type == agentplugin.Stdio {
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
 		}
-		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
+		printf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
 	}
 	if len(r.Extensions)+len(r.ExtensionDirs) > 0 {
-		fmt.Fprintf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
+		printf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
 	}
-	for _, d := range r.Diagnostics {
-		fmt.Fprintln(w, d.String())
-	}
+	printDiagnostics(w, r.Diagnostics)
 }

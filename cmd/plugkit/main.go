@@ -7,10 +7,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,7 +30,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Validate, pack, distribute and run Agent Plugins 1.0.0",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       "-", // enables --version; the template prints the real text
 	}
+	root.SetVersionTemplate(buildVersion().text())
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage(err) })
@@ -75,7 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runContext executes plugkit until ctx is cancelled, which is how SIGINT
-// and SIGTERM reach a running verb: a cancelled run exits 130.
+// and SIGTERM reach a running verb: a verb that stops because of it exits
+// 130 (one that had already finished its work, or ends on a signal by
+// design as serve does, exits as it would have).
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &watchWriter{w: stdout}
 	root := newRootCmd(out, stderr)
@@ -87,6 +93,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	code := exitCode(err)
 	if ctx.Err() != nil {
 		code = exitInterrupted
+		if errors.Is(err, context.Canceled) {
+			err = &summaryError{msg: "interrupted", err: err}
+		}
 	}
 	if jsonRequested(cmd) && !out.wrote {
 		// A --json verb that failed before printing its document still
@@ -95,19 +104,34 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "plugkit:", werr)
 		}
 	}
-	if msg := err.Error(); msg != "" && !isSilent(err) {
-		fmt.Fprintln(stderr, "plugkit:", msg)
+	if !isSilent(err) {
+		printError(stderr, err)
 	}
 	return code
 }
 
-// jsonRequested reports whether the command that ran was given --json.
+// printError prints an error message on stderr, one safe line at a time:
+// messages quote paths, names and server text, and some (a server's stderr
+// tail) span lines, which stay lines.
+func printError(w io.Writer, err error) {
+	prefix := "plugkit: "
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		printf(w, "%s%s\n", prefix, line)
+		prefix = ""
+	}
+}
+
+// jsonRequested reports whether the command that ran prints JSON: --json,
+// or --format json where a verb offers formats.
 func jsonRequested(cmd *cobra.Command) bool {
 	if cmd == nil {
 		return false
 	}
-	f := cmd.Flags().Lookup("json")
-	return f != nil && f.Value.String() == "true"
+	if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		return true
+	}
+	f := cmd.Flags().Lookup("format")
+	return f != nil && f.Value.String() == "json"
 }
 
 // watchWriter remembers whether anything was written through it.
@@ -123,6 +147,13 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks the verb to stop cleanly; restoring the
+		// default action lets a second one end plugkit at once, should the
+		// verb be slow to notice.
+		<-ctx.Done()
+		stop()
+	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

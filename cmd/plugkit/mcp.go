@@ -97,27 +97,29 @@ func (f *mcpFlags) register(cmd *cobra.Command) {
 
 // open loads the plugin at path and makes the one-plugin host of a run;
 // done closes it and removes what the run unpacked.
-func (f *mcpFlags) open(path string) (*host.Host, *agentplugin.Package, func(), error) {
+func (f *mcpFlags) open(ctx context.Context, path string) (*host.Host, *agentplugin.Package, func(), error) {
 	opts, ts, err := f.run.hostOptions(nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, err := openRunnable(path, agentplugin.Options{Transports: ts})
+	home, err := f.run.openHome()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	home, err := f.run.homeDir()
-	if err == nil {
-		var p host.Plugin
-		if p, err = r.plugin(home, f.pluginData); err == nil {
-			var h *host.Host
-			if h, err = host.New([]host.Plugin{p}, opts); err == nil {
-				return h, r.pkg, func() { h.Close(); r.cleanup() }, nil
-			}
-		}
+	r, err := openRunnable(ctx, path, home, agentplugin.Options{Transports: ts})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	r.cleanup()
-	return nil, nil, nil, err
+	p, err := r.plugin(home, f.pluginData)
+	var h *host.Host
+	if err == nil {
+		h, err = host.New([]host.Plugin{p}, opts)
+	}
+	if err != nil {
+		r.cleanup()
+		return nil, nil, nil, err
+	}
+	return h, r.pkg, func() { h.Close(); r.cleanup() }, nil
 }
 
 func newMCPListCmd() *cobra.Command {
@@ -143,8 +145,12 @@ interrupted (then nothing is reported about the servers).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			report, err := runMCPList(cmd.Context(), &flags, args[0])
-			if err != nil {
+			if err := cmd.Context().Err(); err != nil {
+				// Interrupted: servers cut short are not "failed".
 				return err
+			}
+			if err != nil {
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
 				return err
@@ -188,8 +194,11 @@ or an unreadable PLUGIN, 130 when interrupted.`,
 				return usage(err)
 			}
 			report, err := runMCPCall(cmd.Context(), &flags, args[0], args[1], args[2], arguments)
-			if err != nil {
+			if err := cmd.Context().Err(); err != nil {
 				return err
+			}
+			if err != nil {
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err
@@ -221,7 +230,7 @@ func parseToolArgs(s string) (json.RawMessage, error) {
 }
 
 func runMCPList(ctx context.Context, flags *mcpFlags, path string) (*mcpListReport, error) {
-	h, pkg, done, err := flags.open(path)
+	h, pkg, done, err := flags.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +337,7 @@ func indentSafe(s string) string {
 }
 
 func runMCPCall(ctx context.Context, flags *mcpFlags, path, server, tool string, arguments json.RawMessage) (*mcpCallReport, error) {
-	h, pkg, done, err := flags.open(path)
+	h, pkg, done, err := flags.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

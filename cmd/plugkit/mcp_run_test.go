@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,15 +36,6 @@ func testServerBin(t *testing.T) string {
 		t.Fatalf("building the test server: %v", testServer.err)
 	}
 	return testServer.path
-}
-
-// decodeOne decodes stdout as exactly one JSON document.
-func decodeOne(t *testing.T, stdout string, v any) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	if err := dec.Decode(v); err != nil || dec.More() {
-		t.Fatalf("stdout is not one JSON document (%v): %s", err, stdout)
-	}
 }
 
 // TestMCPListInterrupted is issue 14 item 8: an interrupted mcp list exits

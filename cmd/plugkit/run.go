@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,8 +16,10 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/mcprun"
 	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
 )
 
 // runFlags are the flags of every verb that runs plugins' MCP servers
@@ -46,7 +51,7 @@ func (f *runFlags) homeDir() (string, error) {
 		}
 		return abs, nil
 	}
-	h, err := host.DefaultHome()
+	h, err := install.DefaultDir()
 	if err != nil {
 		return "", nil
 	}
@@ -102,77 +107,110 @@ func (f *runFlags) loadConfig() (*host.Config, error) {
 	return c, nil
 }
 
+// openHome opens the plugkit home of this run; nil when there is none
+// (no --home, PLUGKIT_HOME, XDG_DATA_HOME or HOME).
+func (f *runFlags) openHome() (*install.Home, error) {
+	dir, err := f.homeDir()
+	if err != nil || dir == "" {
+		return nil, err
+	}
+	return (&homeFlags{dir: dir}).open(source.Options{})
+}
+
 // runnable is a plugin ready to run: loaded, and on disk.
 type runnable struct {
 	pkg *agentplugin.Package
-	// root is the directory it runs from: the directory given, or a
-	// private unpacked copy of an archive.
+	// root is the directory it runs from: the directory given, an
+	// installed plugin's store tree, or a private unpacked copy.
 	root string
-	// location is what the user named, which keys its ad-hoc data.
+	// dataDir is an installed plugin's PLUGIN_DATA; "" for an ad-hoc run,
+	// whose data directory is keyed by location.
+	dataDir  string
 	location string
+	// identity names the plugin's content, so that a reload can tell
+	// whether it changed.
+	identity string
 	cleanup  func()
 }
 
-// openRunnable loads the plugin at path (a directory or an archive file)
-// for running. A rejected plugin is exit 1, an unreadable path exit 2.
-func openRunnable(path string, opts agentplugin.Options) (*runnable, error) {
-	fi, err := os.Stat(path)
+// openRunnable reads the plugin arg names for running: any source validate
+// takes (a directory, an archive, oci://, oci-layout:, a registry plugin),
+// or the name of a plugin installed in home. An installed plugin's tree is
+// checked against its file list first, and refused if it was modified.
+// A rejected or refused plugin is exit 1, an unreadable one exit 2.
+func openRunnable(ctx context.Context, arg string, home *install.Home, load agentplugin.Options) (*runnable, error) {
+	popts := source.ParseOptions{Installed: func(name string) bool {
+		if home == nil {
+			return false
+		}
+		_, err := home.Get(name)
+		return err == nil
+	}}
+	src, err := source.Parse(arg, popts)
 	if err != nil {
 		return nil, usage(err)
 	}
-	if fi.IsDir() {
-		pkg, err := loadForRun(agentplugin.LoadDir(path, opts, snapshot.Options{}))
-		if err != nil {
-			return nil, err
-		}
-		return &runnable{pkg: pkg, root: path, location: path, cleanup: func() {}}, nil
+	if src.Kind == source.Installed {
+		return openInstalled(home, src.Name, load)
 	}
-	snap, err := readArchiveFile(path)
-	if err != nil {
-		return nil, loadError(err)
-	}
-	pkg, err := loadForRun(agentplugin.Load(snap, opts))
+	p, err := openSource(ctx, arg, popts, source.Options{Load: load})
 	if err != nil {
 		return nil, err
+	}
+	if p.Dir != "" {
+		return &runnable{pkg: p.Package, root: p.Dir, location: p.Dir, identity: treeDigest(p.Package.Snapshot), cleanup: func() {}}, nil
+	}
+	location := src.String()
+	if src.Kind == source.Path {
+		location = src.Path
 	}
 	// Servers run from files: unpack a private copy, removed on exit.
 	tmp, err := os.MkdirTemp("", "plugkit-run-")
 	if err != nil {
 		return nil, usage(err)
 	}
-	root := filepath.Join(tmp, pkg.Name)
-	if err := snapshot.WriteDir(root, snap); err != nil {
+	root := filepath.Join(tmp, p.Package.Name)
+	if err := snapshot.WriteDir(root, p.Package.Snapshot); err != nil {
 		os.RemoveAll(tmp)
-		return nil, usage(fmt.Errorf("unpacking %s to run it: %w", path, err))
+		return nil, usage(fmt.Errorf("unpacking %s to run it: %w", arg, err))
 	}
-	return &runnable{pkg: pkg, root: root, location: path, cleanup: func() { os.RemoveAll(tmp) }}, nil
+	return &runnable{pkg: p.Package, root: root, location: location, identity: p.Identity,
+		cleanup: func() { os.RemoveAll(tmp) }}, nil
 }
 
-// loadForRun classifies a load's outcome for the exit code.
-func loadForRun(pkg *agentplugin.Package, err error) (*agentplugin.Package, error) {
+// openInstalled is an installed plugin, verified, from its store tree.
+func openInstalled(home *install.Home, name string, load agentplugin.Options) (*runnable, error) {
+	p, err := host.InstalledPlugin(home, name, load)
 	if err != nil {
-		return nil, loadError(err)
+		return nil, homeError(err)
 	}
-	return pkg, nil
+	return &runnable{pkg: p.Package, root: p.Root, dataDir: p.DataDir, location: p.Root, identity: p.Identity, cleanup: func() {}}, nil
 }
 
-// loadError is exit 1 for a rejected or refused plugin, 2 for I/O.
-func loadError(err error) error {
-	var rej *agentplugin.RejectedError
-	if errors.As(err, &rej) || isInputError(err) {
-		return failed(err)
+// treeDigest names the content of a snapshot: the sha256 of every path,
+// mode and file digest, in order.
+func treeDigest(s *snapshot.Snapshot) string {
+	h := sha256.New()
+	for _, p := range s.Paths() {
+		sum := sha256.Sum256(s.Files[p])
+		fmt.Fprintf(h, "%s\x00%o\x00%x\n", p, s.Mode(p), sum)
 	}
-	return usage(err)
+	return "tree:sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// plugin is the host plugin of r, with its ad-hoc data directory unless
-// dataDir is given (none when there is no home either).
-func (r *runnable) plugin(home, dataDir string) (host.Plugin, error) {
-	if dataDir == "" && home != "" {
+// plugin is the host plugin of r: an installed plugin's own data
+// directory, else dataDir when given, else the ad-hoc one keyed by
+// location (none without a home: then only stdio servers are skipped).
+func (r *runnable) plugin(home *install.Home, dataDir string) (host.Plugin, error) {
+	switch {
+	case dataDir != "":
+	case r.dataDir != "":
+		dataDir = r.dataDir
+	case home != nil:
 		var err error
-		if dataDir, err = host.AdhocDataDir(home, r.pkg.Name, r.location); err != nil {
+		if dataDir, err = host.AdhocDataDir(home.Dir(), r.pkg.Name, r.location); err != nil {
 			return host.Plugin{}, usage(err)
 		}
 	}
-	return host.Plugin{Package: r.pkg, Root: r.root, DataDir: dataDir}, nil
+	return host.Plugin{Package: r.pkg, Root: r.root, DataDir: dataDir, Identity: r.identity}, nil
 }
