@@ -38,6 +38,18 @@ func testServerBin(t *testing.T) string {
 	return testServer.path
 }
 
+// writeSmallPlugin writes plugin "demo" whose bin/run is a script that
+// starts the test server: small to pack and install, unlike the server.
+func writeSmallPlugin(t *testing.T, servers string) string {
+	root := writeMCPPlugin(t, testServerBin(t), servers)
+	os.Remove(filepath.Join(root, "bin", "server"))
+	script := "#!/bin/sh\nexec '" + testServerBin(t) + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(root, "bin", "run"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // TestMCPListInterrupted is issue 14 item 8: an interrupted mcp list exits
 // 130 with the interrupted error document, and never reports a server that
 // was ready as failed.
@@ -107,11 +119,7 @@ func TestMCPRunOptions(t *testing.T) {
 	root := writeMCPPlugin(t, bin, `{"good": {"type": "stdio", "command": "./bin/server", "env": {"TESTSERVER_EXTRA_TOOLS": "evil\u001b[2Jname"}}}`)
 
 	t.Run("archive", func(t *testing.T) {
-		// A small plugin whose server is a script starting the test
-		// server, so that packing does not compress megabytes.
-		small := writeMCPPlugin(t, bin, `{"good": {"type": "stdio", "command": "./bin/run"}}`)
-		os.Remove(filepath.Join(small, "bin", "server"))
-		os.WriteFile(filepath.Join(small, "bin", "run"), []byte("#!/bin/sh\nexec '"+bin+"' \"$@\"\n"), 0o755)
+		small := writeSmallPlugin(t, `{"good": {"type": "stdio", "command": "./bin/run"}}`)
 		archive := filepath.Join(t.TempDir(), "demo.tar.gz")
 		if code, _, stderr := runCLI(t, "pack", small, "-o", archive); code != 0 {
 			t.Fatalf("pack: %s", stderr)
@@ -199,4 +207,49 @@ func TestMCPRunOptions(t *testing.T) {
 			t.Errorf("--json must stay exact: %s", stdout)
 		}
 	})
+}
+
+// TestMCPInstalledPlugin: mcp list and call take an installed plugin's
+// name with --home, run it from its store tree with its data directory,
+// and refuse a tree modified since it was installed.
+func TestMCPInstalledPlugin(t *testing.T) {
+	home := t.TempDir()
+	root := writeSmallPlugin(t, `{"good": {"type": "stdio", "command": "./bin/run"}}`)
+	if code, _, stderr := runCLI(t, "install", "--yes", "--home", home, root); code != 0 {
+		t.Fatalf("install: %s", stderr)
+	}
+	code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--home", home, "demo", "good", "info")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		StructuredContent struct{ Env []string }
+	}
+	decodeOne(t, stdout, &doc)
+	env := strings.Join(doc.StructuredContent.Env, "\n") + "\n"
+	if !strings.Contains(env, "PLUGIN_DATA="+filepath.Join(home, "data", "demo")+"\n") ||
+		!strings.Contains(env, "PLUGIN_ROOT="+filepath.Join(home, "store", "sha256")) {
+		t.Errorf("installed plugin's environment: %s", env)
+	}
+	if code, stdout, _ := runCLI(t, "mcp", "list", "--home", home, "demo"); code != 0 || !strings.Contains(stdout, "good") {
+		t.Errorf("mcp list: exit %d\n%s", code, stdout)
+	}
+
+	// Tamper with the store tree: the run is refused, nothing starts.
+	trees, _ := filepath.Glob(filepath.Join(home, "store", "sha256", "*", "mcp.json"))
+	if len(trees) != 1 {
+		t.Fatalf("store trees: %q", trees)
+	}
+	os.Chmod(filepath.Dir(trees[0]), 0o755)
+	os.Chmod(trees[0], 0o644)
+	if err := os.WriteFile(trees[0], []byte(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {}}`), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "mcp", "call", "--home", home, "demo", "good", "info")
+	if code != exitFailed || !strings.Contains(stderr, "modified") {
+		t.Errorf("modified tree: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCLI(t, "mcp", "list", "--home", home, "nosuch"); code != exitUsage {
+		t.Errorf("a name that is not installed: exit %d, want 2", code)
+	}
 }
