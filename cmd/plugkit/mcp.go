@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/mcprun"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -109,8 +110,12 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPList(ctx, args[0], ts, flags.dataDir)
+			if ctx.Err() != nil {
+				// Interrupted: servers cut short are not "failed".
+				return ctx.Err()
+			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
 				return err
@@ -155,8 +160,11 @@ server is invalid or fails, or the tool reports an error, 2 for usage errors
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			report, err := runMCPCall(ctx, args[0], args[1], args[2], arguments, flags.dataDir)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err
@@ -202,9 +210,18 @@ func loadPlugin(path string, ts []agentplugin.Transport) (*agentplugin.Package, 
 }
 
 // startOptions are the options of one CLI run: the directory as the
-// installed root, the caller's environment as the base.
-func startOptions(root, dataDir string) mcprun.StartOptions {
-	return mcprun.StartOptions{PlanOptions: mcprun.PlanOptions{Root: root, DataDir: dataDir}}
+// installed root, an ad-hoc data directory unless one is given.
+func startOptions(root, name, dataDir string) (mcprun.StartOptions, error) {
+	if dataDir == "" {
+		home, err := host.DefaultHome()
+		if err == nil {
+			dataDir, err = host.AdhocDataDir(home, name, root)
+		}
+		if err != nil {
+			return mcprun.StartOptions{}, usage(err)
+		}
+	}
+	return mcprun.StartOptions{PlanOptions: mcprun.PlanOptions{Root: root, DataDir: dataDir}, Subreaper: true}, nil
 }
 
 func runMCPList(ctx context.Context, path string, ts []agentplugin.Transport, dataDir string) (*mcpListReport, error) {
@@ -212,7 +229,10 @@ func runMCPList(ctx context.Context, path string, ts []agentplugin.Transport, da
 	if err != nil {
 		return nil, err
 	}
-	opts := startOptions(path, dataDir)
+	opts, err := startOptions(path, pkg.Name, dataDir)
+	if err != nil {
+		return nil, err
+	}
 	opts.Transports = ts
 	rt, err := mcprun.Start(ctx, pkg, opts)
 	if err != nil {
@@ -326,7 +346,11 @@ func runMCPCall(ctx context.Context, path, server, tool string, arguments json.R
 	// Start only the server called: the others have no part in this run.
 	one := *pkg
 	one.Servers = pkg.Servers[i : i+1]
-	rt, err := mcprun.Start(ctx, &one, startOptions(path, dataDir))
+	opts, err := startOptions(path, pkg.Name, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := mcprun.Start(ctx, &one, opts)
 	if err != nil {
 		return nil, failed(err)
 	}
