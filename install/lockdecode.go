@@ -12,20 +12,20 @@ import (
 // every value of the right JSON type, no unknown member. One strict parse
 // (which refuses duplicate names) and one walk keep reading a lock linear
 // and about as fast as parsing it.
-func decodeLock(root *jsontree.Node) (*Lock, error) {
+func decodeLock(root jsontree.Node) (*Lock, error) {
 	l := &Lock{}
-	err := members(root, func(name string, v *jsontree.Node) error {
+	err := members(root, func(name string, v jsontree.Node) error {
 		switch name {
 		case "lockfileVersion":
-			if v.Kind != jsontree.Number || v.Str != "1" {
-				return &treeError{msg: fmt.Sprintf("lockfileVersion %s; this plugkit reads version %d", v.Str, LockVersion)}
+			if v.Kind() != jsontree.Number || string(v.Raw()) != "1" {
+				return &treeError{msg: fmt.Sprintf("lockfileVersion %s; this plugkit reads version %d", v.Raw(), LockVersion)}
 			}
 			l.Version = LockVersion
 		case "policy":
 			return str(v, &l.Policy)
 		case "plugins":
-			l.Plugins = make([]Entry, 0, len(v.Elems))
-			return elems(v, func(e *jsontree.Node) error {
+			l.Plugins = make([]Entry, 0, v.Len())
+			return elems(v, func(e jsontree.Node) error {
 				var entry Entry
 				if err := decodeEntry(e, &entry); err != nil {
 					return err
@@ -50,8 +50,8 @@ func decodeLock(root *jsontree.Node) (*Lock, error) {
 	return l, nil
 }
 
-func decodeEntry(n *jsontree.Node, e *Entry) error {
-	return members(n, func(name string, v *jsontree.Node) error {
+func decodeEntry(n jsontree.Node, e *Entry) error {
+	return members(n, func(name string, v jsontree.Node) error {
 		switch name {
 		case "name":
 			return str(v, &e.Name)
@@ -67,7 +67,7 @@ func decodeEntry(n *jsontree.Node, e *Entry) error {
 			return str(v, &e.InstalledAt)
 		case "trust":
 			e.Trust = &Trust{}
-			return members(v, func(name string, v *jsontree.Node) error {
+			return members(v, func(name string, v jsontree.Node) error {
 				switch name {
 				case "rule":
 					return str(v, &e.Trust.Rule)
@@ -80,7 +80,7 @@ func decodeEntry(n *jsontree.Node, e *Entry) error {
 			return strs(v, &e.Skills)
 		case "servers":
 			e.Servers = []Server{}
-			return elems(v, func(sv *jsontree.Node) error {
+			return elems(v, func(sv jsontree.Node) error {
 				var s Server
 				if err := decodeServer(sv, &s); err != nil {
 					return err
@@ -93,8 +93,8 @@ func decodeEntry(n *jsontree.Node, e *Entry) error {
 	})
 }
 
-func decodeSource(n *jsontree.Node, s *Source) error {
-	return members(n, func(name string, v *jsontree.Node) error {
+func decodeSource(n jsontree.Node, s *Source) error {
+	return members(n, func(name string, v jsontree.Node) error {
 		switch name {
 		case "kind":
 			return str(v, &s.Kind)
@@ -115,8 +115,8 @@ func decodeSource(n *jsontree.Node, s *Source) error {
 	})
 }
 
-func decodeServer(n *jsontree.Node, s *Server) error {
-	return members(n, func(name string, v *jsontree.Node) error {
+func decodeServer(n jsontree.Node, s *Server) error {
+	return members(n, func(name string, v jsontree.Node) error {
 		switch name {
 		case "name":
 			return str(v, &s.Name)
@@ -169,27 +169,27 @@ func under(seg string, err error) error {
 var errUnknown = &treeError{msg: "unknown field"}
 
 // members calls f for each member of the object n.
-func members(n *jsontree.Node, f func(name string, v *jsontree.Node) error) error {
-	if n.Kind != jsontree.Object {
-		return &treeError{msg: "want an object, found " + n.Kind.String()}
+func members(n jsontree.Node, f func(name string, v jsontree.Node) error) error {
+	if n.Kind() != jsontree.Object {
+		return &treeError{msg: "want an object, found " + n.Kind().String()}
 	}
-	for _, m := range n.Members {
-		if err := f(m.Name, m.Value); err != nil {
+	for m := range n.Members() {
+		if err := f(m.Name(), m.Value); err != nil {
 			if err == errUnknown {
 				err = &treeError{msg: "unknown field"}
 			}
-			return under(m.Name, err)
+			return under(m.Name(), err)
 		}
 	}
 	return nil
 }
 
 // elems calls f for each element of the array n.
-func elems(n *jsontree.Node, f func(v *jsontree.Node) error) error {
-	if n.Kind != jsontree.Array {
-		return &treeError{msg: "want an array, found " + n.Kind.String()}
+func elems(n jsontree.Node, f func(v jsontree.Node) error) error {
+	if n.Kind() != jsontree.Array {
+		return &treeError{msg: "want an array, found " + n.Kind().String()}
 	}
-	for i, e := range n.Elems {
+	for i, e := range n.Elems() {
 		if err := f(e); err != nil {
 			return under(strconv.Itoa(i), err)
 		}
@@ -197,17 +197,17 @@ func elems(n *jsontree.Node, f func(v *jsontree.Node) error) error {
 	return nil
 }
 
-func str(n *jsontree.Node, out *string) error {
-	if n.Kind != jsontree.String {
-		return &treeError{msg: "want a string, found " + n.Kind.String()}
+func str(n jsontree.Node, out *string) error {
+	if n.Kind() != jsontree.String {
+		return &treeError{msg: "want a string, found " + n.Kind().String()}
 	}
-	*out = n.Str
+	*out = n.Str()
 	return nil
 }
 
-func strs(n *jsontree.Node, out *[]string) error {
-	*out = make([]string, 0, len(n.Elems))
-	return elems(n, func(v *jsontree.Node) error {
+func strs(n jsontree.Node, out *[]string) error {
+	*out = make([]string, 0, n.Len())
+	return elems(n, func(v jsontree.Node) error {
 		var s string
 		if err := str(v, &s); err != nil {
 			return err
@@ -217,9 +217,9 @@ func strs(n *jsontree.Node, out *[]string) error {
 	})
 }
 
-func strMap(n *jsontree.Node, out *map[string]string) error {
-	*out = make(map[string]string, len(n.Members))
-	return members(n, func(name string, v *jsontree.Node) error {
+func strMap(n jsontree.Node, out *map[string]string) error {
+	*out = make(map[string]string, n.Len())
+	return members(n, func(name string, v jsontree.Node) error {
 		var s string
 		if err := str(v, &s); err != nil {
 			return err

@@ -121,7 +121,7 @@ func ParseLock(b []byte, limits Limits) (*Lock, error) {
 	if err != nil {
 		return nil, lockError("%v", err)
 	}
-	l, err := decodeLock(root)
+	l, err := decodeLock(root.Root())
 	if err != nil {
 		return nil, lockError("%v", err)
 	}

@@ -49,13 +49,13 @@ func normalSource(src source.Source, dir bool) (Source, error) {
 		s := Source{Kind: KindArchive, Path: abs}
 		switch {
 		case src.Kind == source.OCILayout:
-			s.Kind, s.Reference = KindOCILayout, src.Reference
+			s.Kind, s.Reference = KindOCILayout, src.OCI.Selector()
 		case dir:
 			s.Kind = KindDirectory
 		}
 		return s, nil
 	case source.OCI:
-		return Source{Kind: KindOCI, Reference: source.OCIPrefix + src.Reference}, nil
+		return Source{Kind: KindOCI, Reference: src.OCI.String()}, nil
 	case source.Registry:
 		s := Source{Kind: KindRegistry, Registry: strings.TrimSuffix(src.Registry, "/"), Plugin: src.Name, Channel: src.Channel, Release: src.Release}
 		if s.Release != "" {
@@ -71,10 +71,21 @@ func normalSource(src source.Source, dir bool) (Source, error) {
 // parsed is the source in the form package source opens.
 func (s Source) parsed() source.Source {
 	switch s.Kind {
-	case KindOCI:
-		return source.Source{Kind: source.OCI, Reference: strings.TrimPrefix(s.Reference, source.OCIPrefix)}
-	case KindOCILayout:
-		return source.Source{Kind: source.OCILayout, Path: s.Path, Reference: s.Reference}
+	case KindOCI, KindOCILayout:
+		arg := s.Reference
+		if s.Kind == KindOCILayout {
+			arg = source.OCILayoutPrefix + s.Path
+			if strings.HasPrefix(s.Reference, "sha256:") {
+				arg += "@" + s.Reference
+			} else if s.Reference != "" {
+				arg += ":" + s.Reference
+			}
+		}
+		src, err := source.Parse(arg, source.ParseOptions{})
+		if err != nil {
+			return source.Source{Kind: source.Kind(s.Kind)} // Open refuses it with its kind
+		}
+		return src
 	case KindRegistry:
 		return source.Source{Kind: source.Registry, Registry: s.Registry, Name: s.Plugin, Channel: s.Channel, Release: s.Release}
 	}

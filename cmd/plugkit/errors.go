@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 )
@@ -25,16 +28,19 @@ const (
 // Error codes of the --json failure document. They are a stable interface,
 // listed in docs/cli.md: add codes, never rename them.
 const (
-	codeUsage       = "usage"            // wrong flags or arguments
-	codeIO          = "io"               // a file or directory could not be read or written
-	codeFailed      = "failed"           // the operation failed or was refused
-	codeRejected    = "plugin-rejected"  // the specification requires rejecting the plugin
-	codeInvalid     = "plugin-invalid"   // the plugin loaded with error diagnostics
-	codeLimit       = "limit-exceeded"   // a named limit was hit
-	codeArchive     = "archive-invalid"  // an archive was refused
-	codeDigest      = "digest-mismatch"  // bytes did not hash to the digest asked for
-	codeRegistry    = "registry-refused" // a registry answered with an error status
-	codeInterrupted = "interrupted"      // SIGINT or SIGTERM
+	codeUsage       = "usage"               // wrong flags or arguments
+	codeIO          = "io"                  // a file or directory could not be read or written
+	codeFailed      = "failed"              // the operation failed or was refused
+	codeRejected    = "plugin-rejected"     // the specification requires rejecting the plugin
+	codeInvalid     = "plugin-invalid"      // the plugin loaded with error diagnostics
+	codeLimit       = "limit-exceeded"      // a named limit was hit
+	codeArchive     = "archive-invalid"     // an archive was refused
+	codeDigest      = "digest-mismatch"     // bytes did not hash to the digest asked for
+	codeRegistry    = "registry-refused"    // a registry answered with an error status
+	codeInterrupted = "interrupted"         // SIGINT or SIGTERM
+	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
+	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
+	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
 
 	// Codes of the verbs that change a plugin home (install, update,
 	// remove, sync) and check it.
@@ -138,8 +144,14 @@ func errorCode(err error, exit int) string {
 		return codeRejected
 	case errors.Is(err, snapshot.ErrLimit):
 		return codeLimit
-	case errors.Is(err, distribution.ErrDigestMismatch):
+	case errors.Is(err, distribution.ErrDigestMismatch), errors.Is(err, oci.ErrDescriptor):
 		return codeDigest
+	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
+		return codeNotPlugin
+	case errors.Is(err, oci.ErrAmbiguous):
+		return codeAmbiguous
+	case errors.Is(err, oci.ErrNoPlugin):
+		return codeNotFound
 	case errors.As(err, &se):
 		return codeRegistry
 	case errors.Is(err, source.ErrArchive), isArchiveError(err):
@@ -190,6 +202,54 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 		return ds
 	}
 	return []agentplugin.Diagnostic{}
+}
+
+// explain returns err after showing the diagnostics that explain it (a
+// rejected plugin's, say): printed on stdout in text mode, like every
+// verb's diagnostics; with --json they go into the failure document that
+// runContext prints.
+func explain(cmd *cobra.Command, err error) error {
+	ds := errorDiagnostics(err)
+	if len(ds) == 0 || jsonRequested(cmd) {
+		return err
+	}
+	printDiagnostics(cmd.OutOrStdout(), ds)
+	if _, rejected := agentplugin.Diagnostics(err); rejected {
+		// The diagnostics were just printed: the message need not repeat
+		// the first of them.
+		return &summaryError{msg: "plugin rejected (" + counts(ds) + ")", err: err}
+	}
+	return err
+}
+
+// summaryError replaces the message of err, keeping err for errors.Is/As
+// (the exit code, the --json error code).
+type summaryError struct {
+	msg string
+	err error
+}
+
+func (e *summaryError) Error() string { return e.msg }
+func (e *summaryError) Unwrap() error { return e.err }
+
+// counts summarises diagnostics: "1 error, 2 warnings".
+func counts(ds []agentplugin.Diagnostic) string {
+	errs := 0
+	for _, d := range ds {
+		if d.Severity == agentplugin.Error {
+			errs++
+		}
+	}
+	return plural(errs, "error") + ", " + plural(len(ds)-errs, "warning")
+}
+
+// nonNil is ds, or an empty list: documents print "diagnostics": [], never
+// null.
+func nonNil(ds []agentplugin.Diagnostic) []agentplugin.Diagnostic {
+	if ds == nil {
+		return []agentplugin.Diagnostic{}
+	}
+	return ds
 }
 
 // writeErrorDoc prints the failure document of err.
