@@ -55,11 +55,16 @@ func prepare(src Source, pkg *agentplugin.Package, identity string, rel *distrib
 }
 
 // fetchIdentity reads exactly what the lock entry e records: by digest
-// where the source can be asked for one (a Backplane registry), else
-// from its source, refusing other bytes than the identity.
+// where the source can be asked for one (a Backplane registry, an OCI
+// registry or layout, whatever tag the lock names), else from its source,
+// refusing other bytes than the identity.
 func (h *Home) fetchIdentity(ctx context.Context, e *Entry) (*fetched, error) {
 	var f *fetched
 	var err error
+	src := e.Source.parsed()
+	if src.Kind == source.OCI || src.Kind == source.OCILayout {
+		src.OCI.Tag, src.OCI.Digest = "", e.Identity
+	}
 	if e.Source.Kind == KindRegistry {
 		var c distribution.Client
 		if h.opts.Source.Client != nil {
@@ -74,7 +79,7 @@ func (h *Home) fetchIdentity(ctx context.Context, e *Entry) (*fetched, error) {
 		if err != nil {
 			return nil, err
 		}
-	} else if f, err = h.fetch(ctx, e.Source.parsed()); err != nil {
+	} else if f, err = h.fetch(ctx, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Name, err)
 	}
 	if f.identity != e.Identity || f.archiveDigest != e.ArchiveDigest {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -15,16 +16,17 @@ func init() { verbs = append(verbs, newInstallCmd) }
 
 func newInstallCmd() *cobra.Command {
 	var hf homeFlags
-	var rf registryFlags
+	var registry string
 	var opts install.InstallOptions
 	var channel, release string
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "install SOURCE...",
 		Short: "Install plugins into the home, with consent to what they may run",
-		Long: `Install reads each SOURCE — a plugin directory, a .tar.gz archive, or a plugin
-id in the Backplane registry given by --registry (or $PLUGKIT_REGISTRY) —
-refuses a rejected plugin or one with error diagnostics, shows what it will
+		Long: `Install reads each SOURCE — a plugin directory, a .tar.gz archive, an
+oci://REGISTRY/REPOSITORY[:TAG][@DIGEST] artifact, an
+oci-layout:PATH[:TAG][@DIGEST] artifact, or a plugin id in the Backplane
+registry given by --registry (or $PLUGKIT_REGISTRY) — refuses a rejected plugin or one with error diagnostics, shows what it will
 be able to run (every MCP server's command, args, cwd, env names, URL and
 header names), and asks for consent on a terminal. Without a terminal,
 --yes is required; otherwise nothing is installed and the exit status is 1.
@@ -51,12 +53,14 @@ another writer busy), 2 usage or I/O error.`,
 		Example: `  plugkit install ./my-plugin
   plugkit install my-plugin-1.0.0.tar.gz --yes --home ./.plugkit
   plugkit install release-notes --registry http://127.0.0.1:8080 --channel beta
+  plugkit install oci://127.0.0.1:5000/plugins/kv:1.0.0 --plain-http
+  plugkit install oci-layout:./airgap.tar@sha256:3f1c...e9 --yes
   plugkit install ./other/kv --replace --keep-data --yes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var srcs []source.Source
 			for _, a := range args {
-				src, err := source.Parse(a, source.ParseOptions{Registry: rf.url, Channel: channel, Release: release})
+				src, err := source.Parse(a, source.ParseOptions{Registry: registry, Channel: channel, Release: release})
 				if err != nil {
 					return usage(err)
 				}
@@ -65,7 +69,7 @@ another writer busy), 2 usage or I/O error.`,
 			if channel != "" && release != "" {
 				return usagef("--channel and --release exclude each other")
 			}
-			h, err := openWithRegistry(hf, rf)
+			h, err := hf.open(true)
 			if err != nil {
 				return err
 			}
@@ -74,9 +78,8 @@ another writer busy), 2 usage or I/O error.`,
 			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), false)
 		},
 	}
-	hf.register(cmd, true)
-	cmd.Flags().StringVar(&rf.url, "registry", "", "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
-	cmd.Flags().StringVar(&rf.tokenFile, "token-file", "", "file holding the registry token (default $PLUGKIT_TOKEN)")
+	hf.register(cmd, true, true)
+	cmd.Flags().StringVar(&registry, "registry", os.Getenv("PLUGKIT_REGISTRY"), "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
 	cmd.Flags().StringVar(&channel, "channel", "", "registry channel to install from (default stable)")
 	cmd.Flags().StringVar(&release, "release", "", "registry release ID to install instead of a channel")
 	cmd.Flags().BoolVar(&yes, "yes", false, "consent to what the plugins may run without asking")
@@ -84,18 +87,6 @@ another writer busy), 2 usage or I/O error.`,
 	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep a data directory that another source created")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each installation from a registry to it (POST /installations)")
 	return cmd
-}
-
-// openWithRegistry opens the home with a registry client that carries
-// the token (PLUGKIT_TOKEN or --token-file), for registry sources and
-// reports; the client's URL is set per source.
-func openWithRegistry(hf homeFlags, rf registryFlags) (*install.Home, error) {
-	rf.url = "http://127.0.0.1" // any: client() only requires one
-	c, err := rf.client()
-	if err != nil {
-		return nil, err
-	}
-	return hf.open(source.Options{Client: c})
 }
 
 // consentHint says how to give consent when there was no one to ask.
