@@ -310,6 +310,4 @@ func (p plugin) snapshot(t testing.TB) *snapshot.Snapshot {
 	}
 	return s
 }
-	return s
-}
 
