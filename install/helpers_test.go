@@ -310,4 +310,3 @@ func (p plugin) snapshot(t testing.TB) *snapshot.Snapshot {
 	}
 	return s
 }
-
