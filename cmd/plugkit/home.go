@@ -18,6 +18,7 @@ import (
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // homeFlags are the flags of the verbs that work on a plugin home.
@@ -101,6 +102,10 @@ func homeError(err error) error {
 		return withCode(codeModified, failed(err))
 	case errors.Is(err, install.ErrLockInvalid):
 		return withCode(codeLockInvalid, failed(err))
+	case errors.Is(err, install.ErrPolicyMismatch):
+		return withCode(codePolicyMismatch, failed(err))
+	case errors.Is(err, trust.ErrRefused):
+		return failed(err)
 	case errors.Is(err, source.ErrSyntax):
 		return usage(err)
 	case errors.Is(err, context.Canceled):
@@ -277,6 +282,12 @@ func printChange(w io.Writer, c *install.Change, dry bool) {
 	case install.ActionRestore:
 		fmt.Fprintf(w, "restored %s %s (%s)\n", safe(c.Name), safe(c.New.Version), short(c.New))
 	}
+	if c.New != nil && c.New.Trust != nil && c.Action != install.ActionNone {
+		fmt.Fprintf(w, "  admitted by %s%s\n", safe(c.New.Trust.Rule), signedBy(c.New.Trust))
+	}
+	if c.Refused != "" {
+		fmt.Fprintf(w, "  refused by the trust policy: %s\n", safe(c.Refused))
+	}
 	printCode(w, c)
 	printData(w, c)
 	if c.Report != "" {
@@ -301,4 +312,11 @@ func quoteIfNeeded(s string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return s
+}
+
+func signedBy(t *install.Trust) string {
+	if t.Signer == "" {
+		return ""
+	}
+	return ", signed by " + safe(t.Signer)
 }

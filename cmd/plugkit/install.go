@@ -10,6 +10,7 @@ import (
 
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 func init() { verbs = append(verbs, newInstallCmd) }
@@ -18,7 +19,7 @@ func newInstallCmd() *cobra.Command {
 	var hf homeFlags
 	var registry string
 	var opts install.InstallOptions
-	var channel, release string
+	var channel, release, policyFile string
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "install SOURCE...",
@@ -35,6 +36,12 @@ The trees go to HOME/store/sha256/ (read-only), the plugin's PLUGIN_DATA is
 HOME/data/NAME (kept across updates and removals), and HOME/plugkit.lock
 records what was installed, from where, with which digests, and the
 approved launch surface. All sources install together or none does.
+
+When the home has a trust policy (HOME/policy.json, stored by --policy
+FILE), every plugin must satisfy it: the lock records the rule that
+admitted each one, the signer, and the policy's sha256. A new --policy
+replaces the home's, and every installed plugin must satisfy it too. No
+flag skips the policy.
 
 Installing a plugin of a name already installed from another source is
 refused unless --replace; its data directory then starts empty unless
@@ -55,7 +62,8 @@ another writer busy), 2 usage or I/O error.`,
   plugkit install release-notes --registry http://127.0.0.1:8080 --channel beta
   plugkit install oci://127.0.0.1:5000/plugins/kv:1.0.0 --plain-http
   plugkit install oci-layout:./airgap.tar@sha256:3f1c...e9 --yes
-  plugkit install ./other/kv --replace --keep-data --yes`,
+  plugkit install ./other/kv --replace --keep-data --yes
+  plugkit install oci://registry.example.com/acme/kv:1 --policy team-policy.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var srcs []source.Source
@@ -73,6 +81,11 @@ another writer busy), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
+			if policyFile != "" {
+				if opts.Policy, err = trust.LoadPolicy(policyFile); err != nil {
+					return usage(err)
+				}
+			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
 			res, err := h.Install(cmd.Context(), srcs, opts)
 			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), false)
@@ -86,6 +99,7 @@ another writer busy), 2 usage or I/O error.`,
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace a plugin of the same name installed from another source")
 	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep a data directory that another source created")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each installation from a registry to it (POST /installations)")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "trust policy (JSON or YAML, docs/trust.md) to store in the home and apply from now on")
 	return cmd
 }
 
