@@ -7,8 +7,9 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-// maxCached bounds the resolve cache; past it the cache starts afresh,
-// so that a client asking for many distinct releases cannot grow it.
+// maxCached bounds the resolve cache and the published-digest set; past
+// it they start afresh, so that a client asking for many distinct
+// releases cannot grow them.
 const maxCached = 10_000
 
 // resolveCache keeps encoded resolve responses. Resolve is the hot path of
@@ -61,4 +62,32 @@ func (c *resolveCache) reset() {
 	c.mu.Lock()
 	c.m = map[distribution.ResolveQuery]cachedBody{}
 	c.mu.Unlock()
+}
+
+// digestSet remembers digests known to be published. A digest never stops
+// being published (releases are immutable and never deleted; yanked ones
+// stay downloadable), so a remembered answer is never stale, and artifact
+// downloads skip the database after the first. Unknown digests still ask
+// the store, so another server's publishes are seen at once.
+type digestSet struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+func newDigestSet() *digestSet { return &digestSet{m: map[string]struct{}{}} }
+
+func (d *digestSet) has(digest string) bool {
+	d.mu.RLock()
+	_, ok := d.m[digest]
+	d.mu.RUnlock()
+	return ok
+}
+
+func (d *digestSet) add(digest string) {
+	d.mu.Lock()
+	if len(d.m) >= maxCached {
+		d.m = map[string]struct{}{}
+	}
+	d.m[digest] = struct{}{}
+	d.mu.Unlock()
 }

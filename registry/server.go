@@ -15,10 +15,13 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
@@ -27,24 +30,61 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// Config configures a Server. Store and Blobs are required.
+// Config configures a Server. Store and Blobs are required; every limit
+// has a default, taken when the field is zero.
 type Config struct {
 	Store store.Store
 	Blobs blobs.Store
-	// PublishTokens may publish, move channels and yank; they may read too.
-	PublishTokens []string
-	// ReadTokens may read and report installations.
-	ReadTokens []string
-	// AnonymousRead lets requests without a token read and report
-	// installations. Otherwise every read needs a reader or publisher
-	// token.
+
+	// Tokens, one entry each: "NAME=SECRET" (identity NAME) or a bare
+	// "SECRET" (identity "token:" and 16 hex digits of its SHA-256); see
+	// TokenIdentity. PublishTokens may publish new plugins and write to
+	// the plugins they own; they may read too. ReadTokens may read and
+	// report installations. AdminTokens may do everything, to every
+	// plugin, and change owners.
+	PublishTokens, ReadTokens, AdminTokens []string
+	// AnonymousRead lets requests without a token read. Otherwise every
+	// read needs a token.
 	AnonymousRead bool
+	// AnonymousReports lets requests without a token report and list
+	// installations; by default both need a token, so that nobody can
+	// fill the table or read which hosts run what.
+	AnonymousReports bool
+
 	// Limits bound a published archive; zero fields take archive's
 	// defaults (32 MiB compressed, ...).
 	Limits archive.Limits
-	// MaxConcurrentPublishes bounds the publishes unpacked at once, since
-	// each holds its archive and its files in memory (default 4).
+	// MaxConcurrentPublishes bounds the publishes unpacked and checked at
+	// once, since each holds its archive and its files in memory
+	// (default 4). Others wait, with their body already received.
 	MaxConcurrentPublishes int
+	// MaxConcurrentUploads bounds the publish bodies being received at
+	// once (default 16); beyond it a publish is answered 503 with
+	// Retry-After at once.
+	MaxConcurrentUploads int
+	// MinUploadRate is the slowest average rate, in bytes per second,
+	// at which a publish body may arrive after UploadGrace (defaults
+	// 64 KiB/s and 10 s). A slower upload is cut off with a 408.
+	MinUploadRate int64
+	UploadGrace   time.Duration
+	// SpoolDir receives publish bodies while they arrive, so that a
+	// slow upload holds a file, not memory (default os.TempDir();
+	// plugkit serve uses DATA/uploads). Leftovers are removed by New.
+	SpoolDir string
+
+	// MaxDescriptionBytes bounds the description stored per plugin and
+	// release (default 1,024 bytes); a longer one is cut at a character
+	// boundary and ends with "…". The archive keeps the whole text.
+	MaxDescriptionBytes int
+	// MaxReleasesPerPlugin, MaxChannelsPerPlugin and
+	// MaxInstallationsPerPlugin bound what one plugin can add (defaults
+	// 1,000, 32 and 10,000); a write beyond them is a 409 quota_exceeded.
+	MaxReleasesPerPlugin, MaxChannelsPerPlugin, MaxInstallationsPerPlugin int
+	// CatalogPageBytes bounds the encoded size of a catalog or
+	// installations page (default 4 MiB, half of the client's default
+	// response limit); a page always holds at least one entry.
+	CatalogPageBytes int
+
 	// Logger receives errors and publishes; nil discards them. Tokens are
 	// never logged.
 	Logger *slog.Logger
@@ -58,17 +98,42 @@ type Config struct {
 	ResolveCacheTTL time.Duration
 }
 
+// Defaults of Config's limits.
+const (
+	DefaultMaxConcurrentPublishes    = 4
+	DefaultMaxConcurrentUploads      = 16
+	DefaultMinUploadRate             = 64 << 10
+	DefaultUploadGrace               = 10 * time.Second
+	DefaultMaxDescriptionBytes       = 1024
+	DefaultMaxReleasesPerPlugin      = 1000
+	DefaultMaxChannelsPerPlugin      = 32
+	DefaultMaxInstallationsPerPlugin = 10_000
+	DefaultCatalogPageBytes          = 4 << 20
+)
+
 // Server serves the protocol. It is an http.Handler.
 type Server struct {
+	cfg        Config // with defaults applied
 	store      store.Store
 	blobs      blobs.Store
 	auth       auth
-	limits     archive.Limits
 	maxArchive int64
-	publishing chan struct{} // semaphore of concurrent publishes
+	uploading  chan struct{} // semaphore of bodies being received
+	publishing chan struct{} // semaphore of publishes being checked
 	log        *slog.Logger
-	accessLog  bool
 	resolved   *resolveCache
+	published  *digestSet
+	// gcLock keeps the collector out of the window between a publish's
+	// blob write and its commit, in this process.
+	gcLock sync.RWMutex
+}
+
+// orDefault returns v, or def when v is zero or less.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // New returns a Server for cfg.
@@ -76,30 +141,42 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Blobs == nil {
 		return nil, errors.New("registry: Config needs a Store and Blobs")
 	}
-	s := &Server{
-		store:      cfg.Store,
-		blobs:      cfg.Blobs,
-		auth:       newAuth(cfg.PublishTokens, cfg.ReadTokens, cfg.AnonymousRead),
-		limits:     cfg.Limits,
-		maxArchive: cfg.Limits.MaxArchiveBytes,
-		log:        cfg.Logger,
-		accessLog:  cfg.AccessLog,
+	a, err := newAuth(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if s.maxArchive <= 0 {
-		s.maxArchive = archive.DefaultMaxArchiveBytes
+	cfg.MaxConcurrentPublishes = orDefault(cfg.MaxConcurrentPublishes, DefaultMaxConcurrentPublishes)
+	cfg.MaxConcurrentUploads = orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads)
+	cfg.MinUploadRate = orDefault(cfg.MinUploadRate, DefaultMinUploadRate)
+	cfg.UploadGrace = orDefault(cfg.UploadGrace, DefaultUploadGrace)
+	cfg.MaxDescriptionBytes = orDefault(cfg.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	cfg.MaxReleasesPerPlugin = orDefault(cfg.MaxReleasesPerPlugin, DefaultMaxReleasesPerPlugin)
+	cfg.MaxChannelsPerPlugin = orDefault(cfg.MaxChannelsPerPlugin, DefaultMaxChannelsPerPlugin)
+	cfg.MaxInstallationsPerPlugin = orDefault(cfg.MaxInstallationsPerPlugin, DefaultMaxInstallationsPerPlugin)
+	cfg.CatalogPageBytes = orDefault(cfg.CatalogPageBytes, DefaultCatalogPageBytes)
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = os.TempDir()
+	} else if err := prepareSpool(cfg.SpoolDir); err != nil {
+		return nil, fmt.Errorf("registry: spool directory: %w", err)
 	}
-	n := cfg.MaxConcurrentPublishes
-	if n <= 0 {
-		n = 4
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s.publishing = make(chan struct{}, n)
 	ttl := cfg.ResolveCacheTTL
 	if ttl == 0 {
 		ttl = time.Second
 	}
-	s.resolved = newResolveCache(ttl)
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	s := &Server{
+		cfg:        cfg,
+		store:      cfg.Store,
+		blobs:      cfg.Blobs,
+		auth:       a,
+		maxArchive: orDefault(cfg.Limits.MaxArchiveBytes, archive.DefaultMaxArchiveBytes),
+		uploading:  make(chan struct{}, cfg.MaxConcurrentUploads),
+		publishing: make(chan struct{}, cfg.MaxConcurrentPublishes),
+		log:        cfg.Logger,
+		resolved:   newResolveCache(ttl),
+		published:  newDigestSet(),
 	}
 	return s, nil
 }
@@ -130,6 +207,8 @@ func (s *Server) route(rest string) *route {
 		return &route{[]string{http.MethodPut}, s.setChannel}
 	case "/yank":
 		return &route{[]string{http.MethodPost}, s.yank}
+	case "/admin/owners":
+		return &route{[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.owners}
 	}
 	if strings.HasPrefix(rest, "/artifacts/") {
 		return &route{[]string{http.MethodGet, http.MethodHead}, s.artifact}
@@ -146,7 +225,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(sw, r, err)
 	}
-	if s.accessLog {
+	if s.cfg.AccessLog {
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path,
 			"status", sw.status(), "duration", time.Since(start))
 	}

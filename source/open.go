@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -32,6 +34,13 @@ type Plugin struct {
 	Release *distribution.Release
 	// Dir is the directory read, for a directory source.
 	Dir string
+	// OCI is the artifact read, for OCI and OCILayout: its descriptors and
+	// blobs (Archive is its layer).
+	OCI *oci.Plugin
+	// Root is the folder every entry of an archive file lay under, when the
+	// archive is a layer rooted at NAME/ (an OCI layer saved by `oras
+	// pull`, say); "" otherwise.
+	Root string
 }
 
 // Options control how Open reads and loads.
@@ -47,6 +56,11 @@ type Options struct {
 	// (token, HTTP client); Open sets its BaseURL from the source. Nil
 	// means an anonymous client.
 	Client *distribution.Client
+	// Remote says how to reach OCI registries (plain HTTP, credentials).
+	Remote oci.RemoteOptions
+	// OCILimits bound an OCI manifest and config; the layer is bounded and
+	// unpacked by Limits.
+	OCILimits oci.Limits
 }
 
 // Errors of Open.
@@ -69,6 +83,8 @@ func Open(ctx context.Context, src Source, opts Options) (*Plugin, error) {
 		return openPath(src, opts)
 	case Registry:
 		return openRegistry(ctx, src, opts)
+	case OCI, OCILayout:
+		return openOCI(ctx, src, opts)
 	case Installed:
 		return nil, fmt.Errorf("%w: %q is an installed plugin: open it through its home (package install)", ErrUnsupported, src.Name)
 	}
@@ -94,12 +110,61 @@ func openPath(src Source, opts Options) (*Plugin, error) {
 		if snap, err = unpack(src.Path, p.Archive, opts.Limits); err != nil {
 			return nil, err
 		}
+		snap, p.Root = unroot(snap)
 		p.Identity = archive.Digest(p.Archive)
 	}
 	if p.Package, err = agentplugin.Load(snap, opts.Load); err != nil {
 		return nil, err
 	}
+	if p.Root != "" && p.Root != p.Package.Name {
+		return nil, fmt.Errorf("%w: %s: every entry is under %q, but the plugin is named %q (a layer is rooted at its plugin's name)", ErrArchive, src.Path, p.Root+"/", p.Package.Name)
+	}
 	return p, nil
+}
+
+// unroot strips the folder of an archive whose entries all lie under one
+// folder holding plugin.json, and no plugin.json of its own: a layer rooted
+// at NAME/.
+func unroot(s *snapshot.Snapshot) (*snapshot.Snapshot, string) {
+	if _, ok := s.Files["plugin.json"]; ok {
+		return s, ""
+	}
+	root := ""
+	for p := range s.Files {
+		first, _, ok := strings.Cut(p, "/")
+		if !ok || root != "" && first != root {
+			return s, ""
+		}
+		root = first
+	}
+	if _, ok := s.Files[root+"/plugin.json"]; !ok {
+		return s, ""
+	}
+	out := &snapshot.Snapshot{Files: make(map[string][]byte, len(s.Files)), Modes: make(map[string]fs.FileMode, len(s.Modes))}
+	for p, b := range s.Files {
+		out.Files[p[len(root)+1:]] = b
+	}
+	for p, m := range s.Modes {
+		out.Modes[strings.TrimPrefix(p, root+"/")] = m
+	}
+	return out, root
+}
+
+// openOCI pulls an artifact from a registry or a layout: every refusal of
+// the profile (package oci) applies before the plugin is loaded.
+func openOCI(ctx context.Context, src Source, opts Options) (*Plugin, error) {
+	store, err := oci.Open(ctx, src.OCI, opts.Remote, false)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	lim := opts.OCILimits
+	lim.Archive = opts.Limits
+	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return &Plugin{Source: src, Package: op.Package, Archive: op.Layer, Identity: op.Descriptor.Digest.String(), OCI: op}, nil
 }
 
 // ReadArchiveFile reads an archive file, refusing one larger than
@@ -152,11 +217,9 @@ func openRegistry(ctx context.Context, src Source, opts Options) (*Plugin, error
 	}
 	c.BaseURL = strings.TrimSuffix(src.Registry, "/")
 	c.Limits, c.LoadOptions = opts.Limits, opts.Load
-	rel, err := c.Resolve(ctx, distribution.ResolveQuery{PluginID: src.Name, Channel: src.Channel, ReleaseID: src.Release})
-	if err != nil {
-		return nil, err
-	}
-	art, err := c.Download(ctx, rel.ArtifactDigest)
+	// Fetch also checks that the registry answered the plugin and release
+	// asked for, with an artifact whose manifest agrees.
+	rel, art, err := c.Fetch(ctx, distribution.ResolveQuery{PluginID: src.Name, Channel: src.Channel, ReleaseID: src.Release})
 	if err != nil {
 		return nil, err
 	}

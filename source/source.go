@@ -22,11 +22,11 @@ package source
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 )
 
 // Kind is the kind of place a plugin comes from.
@@ -49,8 +49,8 @@ const (
 
 // Prefixes that select a kind.
 const (
-	OCIPrefix       = "oci://"
-	OCILayoutPrefix = "oci-layout:"
+	OCIPrefix       = oci.RegistryPrefix
+	OCILayoutPrefix = oci.LayoutPrefix
 )
 
 // Source is one parsed source argument. Which fields are set depends on
@@ -60,11 +60,9 @@ type Source struct {
 	// Path is the path as given, for Path and OCILayout (the layout
 	// directory or tar, without the :TAG or @DIGEST suffix).
 	Path string
-	// Reference is, for OCI, "REGISTRY/REPOSITORY[:TAG][@DIGEST]" (the
-	// argument without its oci:// prefix); for OCILayout, the TAG or DIGEST
-	// that selects a manifest in the layout ("" when the layout holds one
-	// plugin).
-	Reference string
+	// OCI is the parsed reference, for OCI and OCILayout (see
+	// oci.ParseReference); its Selector picks the manifest.
+	OCI oci.Reference
 	// Registry is the Backplane registry's base URL, for Registry.
 	Registry string
 	// Name is the plugin id in a Backplane registry, or an installed
@@ -97,18 +95,15 @@ func Parse(arg string, opts ParseOptions) (Source, error) {
 	switch {
 	case arg == "":
 		return Source{}, fmt.Errorf("%w: empty argument", ErrSyntax)
-	case strings.HasPrefix(arg, OCIPrefix):
-		ref := strings.TrimPrefix(arg, OCIPrefix)
-		if ref == "" || !strings.Contains(ref, "/") {
-			return Source{}, fmt.Errorf("%w: %q: want oci://REGISTRY/REPOSITORY[:TAG][@DIGEST]", ErrSyntax, arg)
+	case oci.IsReference(arg):
+		r, err := oci.ParseReference(arg)
+		if err != nil {
+			return Source{}, fmt.Errorf("%w: %w", ErrSyntax, err)
 		}
-		return Source{Kind: OCI, Reference: ref}, nil
-	case strings.HasPrefix(arg, OCILayoutPrefix):
-		path, ref := splitLayout(strings.TrimPrefix(arg, OCILayoutPrefix))
-		if path == "" {
-			return Source{}, fmt.Errorf("%w: %q: want oci-layout:PATH[:TAG][@DIGEST]", ErrSyntax, arg)
+		if r.Layout {
+			return Source{Kind: OCILayout, Path: r.Path, OCI: r}, nil
 		}
-		return Source{Kind: OCILayout, Path: path, Reference: ref}, nil
+		return Source{Kind: OCI, OCI: r}, nil
 	case isPathLike(arg):
 		return Source{Kind: Path, Path: arg}, nil
 	case opts.Registry != "":
@@ -133,41 +128,13 @@ func isPathLike(arg string) bool {
 		filepath.IsAbs(arg)
 }
 
-// splitLayout splits "PATH[:TAG][@DIGEST]" into the path and the selector
-// (the digest when there is one, since it alone names one manifest).
-// A digest comes after the last "@"; a tag after the last ":" that follows
-// the last path separator (so "C:\x" and "dir:with/colon" stay paths).
-func splitLayout(s string) (path, ref string) {
-	digest := ""
-	if i := strings.LastIndex(s, "@"); i >= 0 && strings.HasPrefix(s[i+1:], "sha256:") {
-		s, digest = s[:i], s[i+1:]
-	}
-	sep := strings.LastIndexAny(s, `/`+string(os.PathSeparator))
-	if i := strings.LastIndex(s, ":"); i > sep && i > 1 {
-		if digest != "" { // the digest alone selects
-			return s[:i], digest
-		}
-		return s[:i], s[i+1:]
-	}
-	return s, digest
-}
-
 // String is the source in the form Parse reads back (for a Registry
 // source, "URL#PLUGIN@channel:C" or "URL#PLUGIN@release:R", since a bare id
 // needs --registry beside it).
 func (s Source) String() string {
 	switch s.Kind {
-	case OCI:
-		return OCIPrefix + s.Reference
-	case OCILayout:
-		if s.Reference == "" {
-			return OCILayoutPrefix + s.Path
-		}
-		sep := ":"
-		if strings.HasPrefix(s.Reference, "sha256:") {
-			sep = "@"
-		}
-		return OCILayoutPrefix + s.Path + sep + s.Reference
+	case OCI, OCILayout:
+		return s.OCI.String()
 	case Registry:
 		if s.Release != "" {
 			return s.Registry + "#" + s.Name + "@release:" + s.Release

@@ -11,7 +11,7 @@ func TestSafe(t *testing.T) {
 		{"release-notes", "release-notes"},
 		{"café 技能 мой-навык", "café 技能 мой-навык"},
 		{"", ""},
-		{"a\x1b[2Jb", `a\x1b[2Jb`},                 // clear screen
+		{"a\x1b[2Jb", `a\x1b[2Jb`},               // clear screen
 		{"\x1b]0;pwned\x07", `\x1b]0;pwned\x07`}, // window title
 		{"line1\nline2\r\tx", `line1\nline2\r\tx`},
 		{"del\x7f", `del\x7f`},

@@ -176,4 +176,3 @@ func (p *Postgres) URL(name string) string {
 func (p *Postgres) URLWithPassword(name string) string {
 	return fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", p.User, p.Password, net.JoinHostPort(p.Host, strconv.Itoa(p.Port)), name)
 }
-
