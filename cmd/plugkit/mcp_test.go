@@ -6,24 +6,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // TestMCPCommands runs "plugkit mcp list" and "plugkit mcp call" in-process
 // against a real plugin directory whose stdio servers are the mcprun test
 // server, built once here, and a Streamable HTTP server on 127.0.0.1.
 func TestMCPCommands(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testserver")
-	build := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/mcprun/internal/testserver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test server: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
 
 	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	mcp.AddTool(remote, &mcp.Tool{Name: "ping"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
