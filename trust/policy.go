@@ -453,7 +453,6 @@ func LoadTrustedRoot(file string) (*root.TrustedRoot, error) {
 	return tr, nil
 }
 
-
 func resolve(dir, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
