@@ -45,13 +45,14 @@ const (
 
 	// Codes of the verbs that change a plugin home (install, update,
 	// remove, sync) and check it.
-	codeConsent       = "consent-required" // a change needs consent that was refused or not given
-	codeConflict      = "name-conflict"    // a plugin of that name is installed from another source
-	codeNotInstalled  = "not-installed"    // no installed plugin has that name
-	codeBusy          = "home-busy"        // another plugkit kept the home locked
-	codeSourceChanged = "source-changed"   // a source gives other bytes than the lock records
-	codeModified      = "tree-modified"    // an installed tree differs from its file list or the lock
-	codeLockInvalid   = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	codeConsent        = "consent-required" // a change needs consent that was refused or not given
+	codeConflict       = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled   = "not-installed"    // no installed plugin has that name
+	codeBusy           = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
+	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
 
 	// Codes of the signing verbs (key generate, sign, attest, verify).
 	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
