@@ -39,6 +39,15 @@ func fuzzSeeds() [][]byte {
 	return seeds
 }
 
+func matchesSentinel(err error) bool {
+	for _, e := range sentinels {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // FuzzUnpack checks that Unpack never panics, fails only with the
 // package's errors, and returns only what the limits and the path rules
 // allow, which then packs and unpacks to itself.
@@ -48,13 +57,20 @@ func FuzzUnpack(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := archive.Unpack(b, archive.UnpackOptions{Limits: fuzzLimits})
+		// The OCI layer reader's GNU switch only widens what is accepted:
+		// a USTAR archive reads the same with it.
+		g, gerr := archive.Unpack(b, archive.UnpackOptions{Limits: fuzzLimits, GNUMagic: true})
+		if err == nil && (gerr != nil || !g.Equal(s)) {
+			t.Fatalf("GNUMagic reads a USTAR archive differently: %v", gerr)
+		}
+		if gerr != nil && !matchesSentinel(gerr) {
+			t.Fatalf("GNUMagic: error matches no sentinel: %v", gerr)
+		}
 		if err != nil {
-			for _, e := range sentinels {
-				if errors.Is(err, e) {
-					return
-				}
+			if !matchesSentinel(err) {
+				t.Fatalf("error matches no sentinel: %v", err)
 			}
-			t.Fatalf("error matches no sentinel: %v", err)
+			return
 		}
 		if len(s.Files) > fuzzLimits.MaxFiles || s.Size() > fuzzLimits.MaxTotalBytes {
 			t.Fatalf("%d files, %d bytes past the limits", len(s.Files), s.Size())

@@ -92,7 +92,9 @@ func TestGNUTarReadsOurArchives(t *testing.T) {
 }
 
 // A plugin archived by GNU tar in USTAR format (directory entries
-// included) unpacks to the same snapshot; GNU and PAX formats are refused.
+// included) unpacks to the same snapshot; GNU and PAX formats are refused,
+// and the GNU format (what Colossus writes) is read with the GNUMagic
+// switch of the OCI layer reader.
 func TestUnpackReadsGNUTarUSTAR(t *testing.T) {
 	tar := gnuTar(t)
 	s := demoSnapshot(t)
@@ -113,11 +115,19 @@ func TestUnpackReadsGNUTarUSTAR(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(dir, "demo", "empty"), 0o755)
 
-	for format, want := range map[string]error{"ustar": nil, "gnu": archive.ErrMagic, "posix": archive.ErrPAX} {
+	for _, c := range []struct {
+		format string
+		gnu    bool
+		want   error
+	}{
+		{"ustar", false, nil}, {"gnu", false, archive.ErrMagic}, {"posix", false, archive.ErrPAX},
+		{"ustar", true, nil}, {"gnu", true, nil}, {"posix", true, archive.ErrPAX},
+	} {
+		format, want := c.format, c.want
 		file := filepath.Join(dir, format+".tar.gz")
 		tarCmd(t, tar, "--format="+format, "-czf", file, "-C", dir, "demo")
 		b, _ := os.ReadFile(file)
-		got, err := archive.Unpack(b, archive.UnpackOptions{Root: "demo"})
+		got, err := archive.Unpack(b, archive.UnpackOptions{Root: "demo", GNUMagic: c.gnu})
 		if want != nil {
 			if !errors.Is(err, want) {
 				t.Errorf("--format=%s: err = %v, want %v", format, err, want)
@@ -125,7 +135,7 @@ func TestUnpackReadsGNUTarUSTAR(t *testing.T) {
 			continue
 		}
 		if err != nil || !got.Equal(s) {
-			t.Fatalf("--format=ustar: %v (%v), want %v", got, err, s.Paths())
+			t.Fatalf("--format=%s (GNUMagic %v): %v (%v), want %v", format, c.gnu, got, err, s.Paths())
 		}
 	}
 }

@@ -104,6 +104,15 @@ func file(name, data string) raw { return raw{name: name, data: []byte(data)} }
 
 func dir(name string) raw { return raw{name: name, typ: '5', mode: "0000755"} }
 
+// gnuOpts is the OCI layer reader's switch: GNU magic accepted.
+var gnuOpts = archive.UnpackOptions{GNUMagic: true}
+
+// gnuRaw gives e the GNU tar magic and version.
+func gnuRaw(e raw) raw {
+	e.magic, e.version = "ustar ", " \x00"
+	return e
+}
+
 // hostileCase is an archive Unpack must refuse, and the error it must match.
 type hostileCase struct {
 	name string
@@ -134,6 +143,20 @@ func hostileArchives(big bool) []hostileCase {
 		{"GNU long link", gz(tarOf(raw{name: "././@LongLink", typ: 'K', data: []byte("target\x00")})), archive.ErrGNU, archive.UnpackOptions{}},
 		{"GNU sparse", gz(tarOf(raw{name: "sparse", typ: 'S'})), archive.ErrGNU, archive.UnpackOptions{}},
 		{"GNU magic", gz(tarOf(raw{name: "plugin.json", magic: "ustar ", version: " \x00", data: []byte("{}")})), archive.ErrMagic, archive.UnpackOptions{}},
+		{"GNU magic without the switch, directory", gz(tarOf(raw{name: "d/", typ: '5', magic: "ustar ", version: " \x00"})), archive.ErrMagic, archive.UnpackOptions{}},
+		{"GNU magic: symlink", gz(tarOf(gnuRaw(raw{name: "evil", typ: '2', linkname: "/etc/passwd"}))), archive.ErrSymlink, gnuOpts},
+		{"GNU magic: hard link", gz(tarOf(gnuRaw(file("plugin.json", "{}")), gnuRaw(raw{name: "copy", typ: '1', linkname: "plugin.json"}))), archive.ErrHardLink, gnuOpts},
+		{"GNU magic: fifo", gz(tarOf(gnuRaw(raw{name: "pipe", typ: '6'}))), archive.ErrSpecial, gnuOpts},
+		{"GNU magic: long name record", gz(tarOf(gnuRaw(raw{name: "././@LongLink", typ: 'L', data: []byte(long + "\x00")}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: sparse file", gz(tarOf(gnuRaw(raw{name: "sparse", typ: 'S'}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: PAX record", gz(tarOf(gnuRaw(raw{name: "pax", typ: 'x', data: []byte("11 path=x\n")}))), archive.ErrPAX, gnuOpts},
+		{"GNU magic: old NUL type", gz(tarOf(gnuRaw(raw{name: "old", typ: 0, edit: func(h []byte) { h[156] = 0 }, data: []byte("x")}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: atime set", gz(tarOf(gnuRaw(raw{name: "a", data: []byte("x"), edit: func(h []byte) { copy(h[345:357], "14000000000\x00") }}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: a prefix a USTAR reader would join", gz(tarOf(gnuRaw(raw{name: "plugin.json", prefix: "evil", data: []byte("{}")}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: byte 500 set", gz(tarOf(gnuRaw(raw{name: "a", data: []byte("x"), edit: func(h []byte) { h[500] = 1 }}))), archive.ErrGNU, gnuOpts},
+		{"GNU magic: size in base 256", gz(tarOf(gnuRaw(raw{name: "a", edit: func(h []byte) { copy(h[124:136], "\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01") }}))), archive.ErrHeader, gnuOpts},
+		{"GNU magic: mtime in base 256", gz(tarOf(gnuRaw(raw{name: "a", edit: func(h []byte) { copy(h[136:148], "\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01") }}))), archive.ErrHeader, gnuOpts},
+		{"GNU magic: outside the root", gz(tarOf(gnuRaw(dir("demo/")), gnuRaw(file("other/plugin.json", "{}")))), archive.ErrOutsideRoot, archive.UnpackOptions{Root: "demo", GNUMagic: true}},
 		{"V7 header without magic", gz(tarOf(raw{name: "plugin.json", magic: "\x00\x00\x00\x00\x00\x00", version: "\x00\x00", data: []byte("{}")})), archive.ErrMagic, archive.UnpackOptions{}},
 		{"USTAR version 01", gz(tarOf(raw{name: "plugin.json", version: "01", data: []byte("{}")})), archive.ErrMagic, archive.UnpackOptions{}},
 		{"bad checksum", gz(tarOf(raw{name: "plugin.json", sumDelta: 1, data: []byte("{}")})), archive.ErrChecksum, archive.UnpackOptions{}},

@@ -16,6 +16,7 @@ type tarReader struct {
 	in    io.Reader
 	lim   Limits
 	root  string
+	gnu   bool // accept GNU magic (UnpackOptions.GNUMagic)
 	files map[string][]byte
 	modes map[string]fs.FileMode
 	dirs  map[string]bool // every directory seen, explicit or implied; true when explicit
@@ -98,7 +99,7 @@ func (r *tarReader) entry() error {
 	if err != nil {
 		return fail(err)
 	}
-	if err := h.check(); err != nil {
+	if err := h.check(r.gnu); err != nil {
 		return fail(err)
 	}
 	mode, okMode := parseOctal(h.get(fMode))
@@ -146,8 +147,10 @@ func (h *block) name() (string, error) {
 }
 
 // check verifies the checksum, the magic and the type flag, and that the
-// numeric fields it does not use are well formed.
-func (h *block) check() error {
+// numeric fields it does not use are well formed. With gnu, a header with
+// GNU magic passes when it holds nothing a USTAR reader would read
+// differently (see UnpackOptions.GNUMagic).
+func (h *block) check(gnu bool) error {
 	want, ok := parseOctal(h.get(fChksum))
 	if !ok {
 		return detail(ErrChecksum, "not an octal number")
@@ -158,11 +161,23 @@ func (h *block) check() error {
 		}
 		return detail(ErrChecksum, "header says %d, header sums to %d", want, unsigned)
 	}
-	if string(h.get(fMagic)) != magicUSTAR || string(h.get(fVersion)) != versionUSTAR {
-		if string(h.get(fMagic)) == "ustar " {
-			return detail(ErrMagic, "GNU tar format")
+	magic, version := string(h.get(fMagic)), string(h.get(fVersion))
+	switch {
+	case magic == magicUSTAR && version == versionUSTAR:
+	case magic == magicGNU && version == versionGNU && gnu:
+		if t := h[fType.off]; t != typeReg && t != typeDir {
+			if err := typeError(t); err != nil {
+				return err
+			}
+			return detail(ErrGNU, "type %q with GNU magic: only '0' and '5' are accepted", t)
 		}
-		return detail(ErrMagic, "magic %q version %q", h.get(fMagic), h.get(fVersion))
+		if !allZero(h[fPrefix.off : fPrefix.off+fPrefix.len+1]) {
+			return detail(ErrGNU, "GNU header with data in bytes 345-500 (times, sparse map or prefix)")
+		}
+	case magic == magicGNU:
+		return detail(ErrMagic, "GNU tar format")
+	default:
+		return detail(ErrMagic, "magic %q version %q", magic, version)
 	}
 	if err := typeError(h[fType.off]); err != nil {
 		return err

@@ -19,6 +19,15 @@ type UnpackOptions struct {
 	// outside it is an error wrapping ErrOutsideRoot. It must be a clean
 	// package path (see snapshot.CheckPath).
 	Root string
+	// GNUMagic also accepts headers with GNU tar's magic ("ustar  \x00"),
+	// which Colossus writes into its OCI layers. It is meant for the OCI
+	// layer reader only; every other reader stays strict USTAR. Such a
+	// header must be a regular file (type '0') or a directory (type '5'),
+	// with bytes 345 to 500 (USTAR's prefix, GNU's times and sparse map) all
+	// NUL and octal numeric fields, so that every tar reader sees the same
+	// name and size; links, special files and extension records are refused
+	// as in USTAR.
+	GNUMagic bool
 }
 
 // Unpack reads a gzip-compressed USTAR archive entirely in memory and
@@ -51,6 +60,7 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 		in:    &limitedReader{r: zr, left: lim.MaxUncompressedBytes, limit: lim.MaxUncompressedBytes},
 		lim:   lim,
 		root:  opts.Root,
+		gnu:   opts.GNUMagic,
 		files: make(map[string][]byte),
 		modes: make(map[string]fs.FileMode),
 		dirs:  make(map[string]bool),

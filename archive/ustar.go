@@ -39,6 +39,9 @@ var (
 const (
 	magicUSTAR   = "ustar\x00"
 	versionUSTAR = "00"
+	// GNU tar's magic and version: "ustar  \x00" over the same 8 bytes.
+	magicGNU   = "ustar "
+	versionGNU = " \x00"
 
 	typeReg     = '0'
 	typeRegOld  = '\x00'

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newInspectCmd) }
@@ -69,7 +69,7 @@ names. A rejected plugin exits 1 with the reasons.`,
   plugkit inspect --json my-plugin-1.0.0.tar.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(args[0])
+			r, err := inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -80,26 +80,19 @@ names. A rejected plugin exits 1 with the reasons.`,
 	return cmd
 }
 
-func inspect(path string) (*inspectReport, error) {
-	snap, err := readSource(path)
-	if err != nil {
-		if isInputError(err) {
-			return nil, failed(err)
-		}
-		return nil, usage(err)
-	}
-	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
-	var rej *agentplugin.RejectedError
-	if errors.As(err, &rej) {
+func inspect(ctx context.Context, path string) (*inspectReport, error) {
+	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{})
+	if ds, rejected := agentplugin.Diagnostics(err); rejected {
 		var msgs []string
-		for _, d := range rej.Diagnostics {
+		for _, d := range ds {
 			msgs = append(msgs, d.String())
 		}
-		return nil, failed(fmt.Errorf("%s: plugin rejected:\n%s", path, strings.Join(msgs, "\n")))
+		return nil, withDiagnostics(failed(fmt.Errorf("%s: plugin rejected:\n%s", path, strings.Join(msgs, "\n"))), ds)
 	} else if err != nil {
-		return nil, failed(err)
+		return nil, err
 	}
-	digest, err := sourceDigest(path, pkg)
+	pkg, snap := p.Package, p.Package.Snapshot
+	digest, err := sourceDigest(p)
 	if err != nil {
 		return nil, failed(err)
 	}
@@ -122,14 +115,13 @@ func inspect(path string) (*inspectReport, error) {
 	return r, nil
 }
 
-// sourceDigest is the digest of an archive file as it is, or of the
-// archive a directory packs to.
-func sourceDigest(path string, pkg *agentplugin.Package) (string, error) {
-	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-		d, _, err := fileDigest(path)
-		return d, err
+// sourceDigest is the identity of what was read (an archive file's digest,
+// say), or for a directory the digest of the archive it packs to.
+func sourceDigest(p *source.Plugin) (string, error) {
+	if p.Identity != "" {
+		return p.Identity, nil
 	}
-	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{})
+	b, err := archive.Pack(p.Package.Snapshot, archive.PackOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -1,14 +1,17 @@
 // Command plugkit validates, packs, distributes and runs Agent Plugins 1.0.0.
 //
 // Exit codes: 0 success, 1 the input is invalid or the operation failed,
-// 2 usage or I/O error.
+// 2 usage or I/O error, 130 interrupted. With --json, every verb prints
+// exactly one JSON document on stdout, on failure too (docs/cli.md).
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -16,36 +19,6 @@ import (
 // verbs are the constructors of plugkit's subcommands; each verb's file
 // appends its own in an init function, so verbs stay independent.
 var verbs []func() *cobra.Command
-
-// Exit codes.
-const (
-	exitOK     = 0
-	exitFailed = 1
-	exitUsage  = 2
-)
-
-// exitError makes a command end with a given exit code. A nil err means the
-// command already reported everything and only the code remains.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// failed ends a command with exit code 1: the input is invalid or the
-// operation failed.
-func failed(err error) error { return &exitError{code: exitFailed, err: err} }
-
-// usage ends a command with exit code 2: a usage or I/O error.
-func usage(err error) error { return &exitError{code: exitUsage, err: err} }
 
 // newRootCmd builds a fresh command tree, so that tests can run plugkit
 // in-process any number of times.
@@ -62,30 +35,95 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	for _, v := range verbs {
 		root.AddCommand(v())
 	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (mcp, completion, help) exit 2 on an argument that names no subcommand;
+// cobra would print help and exit 0, which hides a typo from scripts.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	switch {
+	case c.Name() == "help":
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("unknown help topic %q (see plugkit help)", args)
+			}
+			return target.Help()
+		}
+		c.Run = nil
+	case c.HasSubCommands() && c.Run == nil && c.RunE == nil && c.HasParent():
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+	}
 }
 
 // run executes plugkit with args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext executes plugkit until ctx is cancelled, which is how SIGINT
+// and SIGTERM reach a running verb: a cancelled run exits 130.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &watchWriter{w: stdout}
+	root := newRootCmd(out, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "plugkit:", ee.err)
-		}
-		return ee.code
+	code := exitCode(err)
+	if ctx.Err() != nil {
+		code = exitInterrupted
 	}
-	// Errors cobra raises itself (unknown command, wrong argument count)
-	// are usage errors.
-	fmt.Fprintln(stderr, "plugkit:", err)
-	return exitUsage
+	if jsonRequested(cmd) && !out.wrote {
+		// A --json verb that failed before printing its document still
+		// owes the caller one.
+		if werr := writeErrorDoc(out, err, code); werr != nil {
+			fmt.Fprintln(stderr, "plugkit:", werr)
+		}
+	}
+	if msg := err.Error(); msg != "" && !isSilent(err) {
+		fmt.Fprintln(stderr, "plugkit:", msg)
+	}
+	return code
+}
+
+// jsonRequested reports whether the command that ran was given --json.
+func jsonRequested(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+// watchWriter remembers whether anything was written through it.
+type watchWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.wrote = w.wrote || len(p) > 0
+	return w.w.Write(p)
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

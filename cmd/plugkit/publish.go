@@ -75,7 +75,7 @@ func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
 		return nil, usage(err)
 	}
 	if !fi.IsDir() {
-		b, err := readArchiveBytes(path)
+		b, err := readArchiveFile(path)
 		if err != nil {
 			return nil, usage(err)
 		}

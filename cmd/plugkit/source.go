@@ -1,37 +1,38 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
 )
 
-// readSource reads a plugin from a directory or an archive file into a
-// snapshot. Every verb that takes a plugin path reads it through here, so
-// that a directory and its archive are judged by the same loader.
-func readSource(path string) (*snapshot.Snapshot, error) {
-	fi, err := os.Stat(path)
+// openSource parses arg with the one rule of package source and reads and
+// loads the plugin it names. Every verb that reads one plugin goes through
+// here, so that a directory, an archive and an artifact are judged by the
+// same loader. Errors come as failed (the input is refused) or usage (it
+// cannot be read); a rejection carries its diagnostics.
+func openSource(ctx context.Context, arg string, popts source.ParseOptions, opts source.Options) (*source.Plugin, error) {
+	src, err := source.Parse(arg, popts)
 	if err != nil {
-		return nil, err
+		return nil, usage(err)
 	}
-	if fi.IsDir() {
-		return snapshot.ReadDir(path, snapshot.Options{})
+	p, err := source.Open(ctx, src, opts)
+	switch {
+	case err == nil:
+		return p, nil
+	case isInputError(err):
+		return nil, failed(err)
 	}
-	return readArchiveFile(path)
-}
-
-// loadSource reads and loads a plugin. A rejection is returned as an
-// *agentplugin.RejectedError; anything else is an I/O or limit error.
-func loadSource(path string, opts agentplugin.Options) (*agentplugin.Package, error) {
-	s, err := readSource(path)
-	if err != nil {
-		return nil, err
+	if _, rejected := agentplugin.Diagnostics(err); rejected {
+		return nil, failed(err)
 	}
-	return agentplugin.Load(s, opts)
+	return nil, usage(err)
 }
 
 // parseTransports parses a --transports value such as "stdio,streamable-http".
@@ -57,5 +58,10 @@ func parseTransports(v string) ([]agentplugin.Transport, error) {
 // isInputError reports whether err is about the plugin's content (a limit
 // hit, an archive refused) rather than about reading it at all.
 func isInputError(err error) bool {
-	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, errBadArchive)
+	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, source.ErrArchive) || isArchiveError(err)
+}
+
+// readArchiveFile reads an archive file within the default archive limit.
+func readArchiveFile(path string) ([]byte, error) {
+	return source.ReadArchiveFile(path, archive.Limits{})
 }

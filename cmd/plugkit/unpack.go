@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +44,10 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	if err := snapshot.CheckNewDir(dir); err != nil {
 		return usage(err)
 	}
-	b, err := readArchiveBytes(file)
-	if err != nil {
+	b, err := readArchiveFile(file)
+	if errors.Is(err, snapshot.ErrLimit) {
+		return failed(err)
+	} else if err != nil {
 		return usage(err)
 	}
 	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root})
@@ -65,15 +67,4 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	return output(cmd, asJSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
 	})
-}
-
-// readArchiveBytes reads at most one byte more than the default archive
-// limit, so that a huge file is refused by Unpack without being read whole.
-func readArchiveBytes(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, archive.DefaultMaxArchiveBytes+1))
 }

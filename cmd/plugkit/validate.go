@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newValidateCmd) }
@@ -74,7 +75,7 @@ usage errors or a path that cannot be read.`,
 			reports := make([]*validateReport, len(args))
 			code := exitOK
 			for i, p := range args {
-				reports[i] = validatePath(p, opts)
+				reports[i] = validatePath(cmd.Context(), p, opts)
 				code = max(code, reports[i].code)
 			}
 			var doc any = reports[0]
@@ -103,25 +104,24 @@ usage errors or a path that cannot be read.`,
 
 // validatePath loads one path into a report; it never fails, since an
 // unreadable path is itself a result to report.
-func validatePath(path string, opts agentplugin.Options) *validateReport {
+func validatePath(ctx context.Context, path string, opts agentplugin.Options) *validateReport {
 	r := &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
 		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
-	pkg, err := loadSource(path, opts)
-	var rej *agentplugin.RejectedError
-	switch {
-	case errors.As(err, &rej):
-		r.Diagnostics = append(r.Diagnostics, rej.Diagnostics...)
+	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{Load: opts})
+	if ds, rejected := agentplugin.Diagnostics(err); rejected {
+		r.Diagnostics = append(r.Diagnostics, ds...)
 		r.code = exitFailed
 		return r
-	case err != nil:
-		code, c := "io-error", exitUsage
-		if isInputError(err) {
-			code, c = "input-invalid", exitFailed
+	} else if err != nil {
+		code := "io-error"
+		if exitCode(err) == exitFailed {
+			code = "input-invalid"
 		}
 		r.Diagnostics = append(r.Diagnostics, agentplugin.Diagnostic{Severity: agentplugin.Error, Code: code, Message: err.Error()})
-		r.code = c
+		r.code = exitCode(err)
 		return r
 	}
+	pkg := p.Package
 	r.Loaded = true
 	r.SpecVersion = pkg.SpecVersion
 	r.Plugin = &pluginRef{Name: pkg.Name, Version: pkg.Version}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// Error codes of the --json failure document. They are a stable interface,
+// listed in docs/cli.md: add codes, never rename them.
+const (
+	codeUsage       = "usage"            // wrong flags or arguments
+	codeIO          = "io"               // a file or directory could not be read or written
+	codeFailed      = "failed"           // the operation failed or was refused
+	codeRejected    = "plugin-rejected"  // the specification requires rejecting the plugin
+	codeInvalid     = "plugin-invalid"   // the plugin loaded with error diagnostics
+	codeLimit       = "limit-exceeded"   // a named limit was hit
+	codeArchive     = "archive-invalid"  // an archive was refused
+	codeDigest      = "digest-mismatch"  // bytes did not hash to the digest asked for
+	codeRegistry    = "registry-refused" // a registry answered with an error status
+	codeInterrupted = "interrupted"      // SIGINT or SIGTERM
+)
+
+// exitError makes a command end with a given exit code. A nil err means the
+// command already reported everything and only the code remains. Code, when
+// set, overrides the error code that errorCode would derive.
+type exitError struct {
+	code int
+	err  error
+	// errCode is the --json error code; "" derives it from err.
+	errCode string
+	// diagnostics go into the --json failure document.
+	diagnostics []agentplugin.Diagnostic
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// failed ends a command with exit code 1: the input is invalid or the
+// operation failed.
+func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+
+// usage ends a command with exit code 2: a usage or I/O error.
+func usage(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// withCode sets the --json error code of err, an error from failed or usage
+// (or any error, which then exits 1).
+func withCode(code string, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		c := *ee
+		c.errCode = code
+		return &c
+	}
+	return &exitError{code: exitFailed, err: err, errCode: code}
+}
+
+// withDiagnostics attaches diagnostics to the --json failure document of
+// err.
+func withDiagnostics(err error, ds []agentplugin.Diagnostic) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		c := *ee
+		c.diagnostics = ds
+		return &c
+	}
+	return &exitError{code: exitFailed, err: err, diagnostics: ds}
+}
+
+// errorDoc is the one JSON document a --json verb prints on failure when it
+// printed nothing else.
+type errorDoc struct {
+	Error       errorDetail              `json:"error"`
+	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// exitCode is the exit code err calls for.
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// Errors cobra raises itself (unknown command, wrong argument count)
+	// are usage errors.
+	return exitUsage
+}
+
+// errorCode is the documented code that names err in the --json failure
+// document.
+func errorCode(err error, exit int) string {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.errCode != "" {
+		return ee.errCode
+	}
+	var se *distribution.StatusError
+	var rej *agentplugin.RejectedError
+	switch {
+	case exit == exitInterrupted:
+		return codeInterrupted
+	case errors.As(err, &rej):
+		return codeRejected
+	case errors.Is(err, snapshot.ErrLimit):
+		return codeLimit
+	case errors.Is(err, distribution.ErrDigestMismatch):
+		return codeDigest
+	case errors.As(err, &se):
+		return codeRegistry
+	case errors.Is(err, source.ErrArchive), isArchiveError(err):
+		return codeArchive
+	case exit == exitUsage && isIOError(err):
+		return codeIO
+	case exit == exitUsage:
+		return codeUsage
+	}
+	return codeFailed
+}
+
+// isIOError reports whether err comes from the operating system (a file
+// that cannot be read, a directory that cannot be written).
+func isIOError(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	var se *os.SyscallError
+	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
+}
+
+// isArchiveError reports whether archive.Unpack refused its input.
+func isArchiveError(err error) bool {
+	var ee *archive.EntryError
+	return errors.As(err, &ee)
+}
+
+// isSilent reports whether err carries only an exit code: the verb has
+// already said everything.
+func isSilent(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.err == nil
+}
+
+// usagef is an error about the command line: exit 2, code "usage".
+func usagef(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...), errCode: codeUsage}
+}
+
+// errorDiagnostics are the diagnostics a failure carries: attached ones, or
+// a rejected plugin's.
+func errorDiagnostics(err error) []agentplugin.Diagnostic {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.diagnostics != nil {
+		return ee.diagnostics
+	}
+	if ds, ok := agentplugin.Diagnostics(err); ok {
+		return ds
+	}
+	return []agentplugin.Diagnostic{}
+}
+
+// writeErrorDoc prints the failure document of err.
+func writeErrorDoc(w io.Writer, err error, exit int) error {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return writeJSON(w, errorDoc{
+		Error:       errorDetail{Code: errorCode(err, exit), Message: msg},
+		Diagnostics: errorDiagnostics(err),
+	})
+}

@@ -1,0 +1,100 @@
+package oci_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/testservice"
+	"github.com/plugkit/plugkit/oci"
+)
+
+// run runs a program nobody here wrote and returns its stdout.
+func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	bin := testservice.Binary(t, name, "see .ci/run")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+t.TempDir(), "HOME="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, stderr.Bytes())
+	}
+	return out
+}
+
+// skopeo copies plugkit's artifact from the registry into an OCI layout;
+// plugkit pulls the result, with the same identity.
+func TestInteropSkopeoCopy(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	a := exampleArtifact(t)
+	mustPush(t, repository(t, reg, "plugins/release-notes"), a, "1.2.0")
+	dir := filepath.Join(t.TempDir(), "layout")
+	run(t, "skopeo", "copy", "--src-tls-verify=false", "docker://"+reg.Host+"/plugins/release-notes:1.2.0", "oci:"+dir+":1.2.0")
+	lay, err := oci.OpenLayout(ctx, dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := oci.Pull(ctx, lay, "1.2.0", oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Descriptor.Digest != a.Descriptor.Digest {
+		t.Fatalf("skopeo's copy is %s, pushed %s", p.Descriptor.Digest, a.Descriptor.Digest)
+	}
+	// And back: skopeo copies the layout into another repository.
+	run(t, "skopeo", "copy", "--dest-tls-verify=false", "oci:"+dir+":1.2.0", "docker://"+reg.Host+"/mirror/release-notes:1.2.0")
+	back, err := oci.Pull(ctx, repository(t, reg, "mirror/release-notes"), "1.2.0", oci.PullOptions{})
+	if err != nil || back.Descriptor.Digest != a.Descriptor.Digest {
+		t.Fatalf("skopeo's mirror: %v", err)
+	}
+}
+
+// oras pull writes the layer as NAME.tar.gz (its title annotation); a
+// referrer oras attaches is found by plugkit's copy, and oras discover
+// sees it in the copy.
+func TestInteropOras(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	a := exampleArtifact(t)
+	ref := reg.Host + "/plugins/release-notes:1.2.0"
+	mustPush(t, repository(t, reg, "plugins/release-notes"), a, "1.2.0")
+
+	out := t.TempDir()
+	run(t, "oras", "pull", "--plain-http", "-o", out, ref)
+	got, err := os.ReadFile(filepath.Join(out, "release-notes.tar.gz"))
+	if err != nil || !bytes.Equal(got, a.Layer) {
+		t.Fatalf("oras pull wrote %d bytes (%v), want the layer", len(got), err)
+	}
+
+	sbom := filepath.Join(t.TempDir(), "sbom.json")
+	os.WriteFile(sbom, []byte(`{"sbom":true}`), 0o644)
+	run(t, "oras", "attach", "--plain-http", "--disable-path-validation", "--artifact-type", "application/vnd.example.sbom", ref, sbom+":application/json")
+
+	c, err := oci.Copy(ctx, repository(t, reg, "plugins/release-notes"), "1.2.0", repository(t, reg, "copy/release-notes"), "1.2.0", oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != "application/vnd.example.sbom" {
+		t.Fatalf("referrers %+v", c.Referrers)
+	}
+	var disc struct {
+		Referrers []struct {
+			Digest       string `json:"digest"`
+			ArtifactType string `json:"artifactType"`
+		} `json:"referrers"`
+	}
+	b := run(t, "oras", "discover", "--plain-http", "--format", "json", reg.Host+"/copy/release-notes:1.2.0")
+	if err := json.Unmarshal(b, &disc); err != nil {
+		t.Fatalf("oras discover: %v\n%s", err, b)
+	}
+	if len(disc.Referrers) != 1 || disc.Referrers[0].Digest != c.Referrers[0].Digest.String() {
+		t.Fatalf("oras discover on the copy: %s", b)
+	}
+}

@@ -1,0 +1,230 @@
+package oci
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	orasoci "oras.land/oras-go/v2/content/oci"
+
+	"github.com/plugkit/plugkit/internal/atomicfile"
+)
+
+// ErrReadOnly is returned by writes to a layout opened for reading, or to
+// a layout tar (Export writes those).
+var ErrReadOnly = errors.New("layout is read-only")
+
+// Layout is an OCI image layout: a directory, or a tar of one (read-only).
+// It is a Source for Pull and Copy and, opened for writing, a destination.
+type Layout struct {
+	path string
+	tar  bool
+	ro   *orasoci.ReadOnlyStore // reading
+	rw   *orasoci.Store         // writing
+}
+
+// graphStore is what both oras-go layout stores offer.
+type graphStore interface {
+	content.ReadOnlyGraphStorage
+	Resolve(ctx context.Context, reference string) (ocispec.Descriptor, error)
+}
+
+// OpenLayout opens the layout at path. For reading, path must be a layout
+// directory or a tar of one, and nothing is written. For writing, path is
+// a directory, created when missing; call Close to write index.json sorted.
+func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
+	fi, err := os.Stat(path)
+	isTar := err == nil && fi.Mode().IsRegular() || err != nil && strings.HasSuffix(path, ".tar")
+	l := &Layout{path: path, tar: isTar}
+	switch {
+	case write && isTar:
+		return nil, fmt.Errorf("%s: %w: a layout tar is written whole by export", path, ErrReadOnly)
+	case write:
+		l.rw, err = orasoci.NewWithContext(ctx, path)
+	case err != nil:
+		return nil, err
+	case isTar:
+		l.ro, err = orasoci.NewFromTar(ctx, path)
+	case fi.IsDir():
+		l.ro, err = orasoci.NewFromFS(ctx, os.DirFS(path))
+	default:
+		return nil, fmt.Errorf("%s: not a layout directory or tar", path)
+	}
+	if err != nil {
+		return nil, layoutError(path, err)
+	}
+	return l, nil
+}
+
+// layoutError names the layout in an error of oras-go's layout stores,
+// which read every manifest index.json lists when they open: content that
+// does not match its descriptor is ErrDescriptor.
+func layoutError(path string, err error) error {
+	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("OCI layout %s: %w: %v", path, ErrDescriptor, err)
+	}
+	return fmt.Errorf("OCI layout %s: %w", path, err)
+}
+
+func (l *Layout) store() graphStore {
+	if l.rw != nil {
+		return l.rw
+	}
+	return l.ro
+}
+
+// Fetch reads a blob or manifest of the layout.
+func (l *Layout) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	return l.store().Fetch(ctx, desc)
+}
+
+// Exists reports whether the layout holds desc.
+func (l *Layout) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
+	return l.store().Exists(ctx, desc)
+}
+
+// Resolve finds a tag (org.opencontainers.image.ref.name) or digest.
+func (l *Layout) Resolve(ctx context.Context, ref string) (ocispec.Descriptor, error) {
+	return l.store().Resolve(ctx, ref)
+}
+
+// Predecessors lists the manifests index.json lists that refer to desc.
+func (l *Layout) Predecessors(ctx context.Context, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+	return l.store().Predecessors(ctx, desc)
+}
+
+// Push stores content in a layout opened for writing.
+func (l *Layout) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
+	if l.rw == nil {
+		return fmt.Errorf("%s: %w", l.path, ErrReadOnly)
+	}
+	return l.rw.Push(ctx, desc, r)
+}
+
+// Tag names a manifest in a layout opened for writing.
+func (l *Layout) Tag(ctx context.Context, desc ocispec.Descriptor, ref string) error {
+	if l.rw == nil {
+		return fmt.Errorf("%s: %w", l.path, ErrReadOnly)
+	}
+	return l.rw.Tag(ctx, desc, ref)
+}
+
+// Close writes index.json of a layout opened for writing, its manifests
+// sorted (oras-go's order is random) and replaced atomically.
+func (l *Layout) Close() error {
+	if l.rw == nil {
+		return nil
+	}
+	if err := l.rw.SaveIndex(); err != nil {
+		return err
+	}
+	idx, err := l.readIndex()
+	if err != nil {
+		return err
+	}
+	b, err := marshalIndex(idx.Manifests)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(l.path, ocispec.ImageIndexFile), b, 0o644)
+}
+
+// readIndex reads index.json, from the directory or from the tar.
+func (l *Layout) readIndex() (*ocispec.Index, error) {
+	var b []byte
+	var err error
+	if l.tar {
+		b, err = readTarMember(l.path, ocispec.ImageIndexFile, DefaultMaxManifestBytes)
+	} else {
+		b, err = readFileMax(filepath.Join(l.path, ocispec.ImageIndexFile), DefaultMaxManifestBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", l.path, err)
+	}
+	var idx ocispec.Index
+	if err := strictJSON(b, &idx); err != nil {
+		return nil, fmt.Errorf("OCI layout %s: index.json: %w", l.path, err)
+	}
+	return &idx, nil
+}
+
+// candidates are the plugin manifests index.json lists, each once, in
+// index order: entries of the manifest media type whose artifactType (in
+// the entry, else in the manifest) is the profile's.
+func (l *Layout) candidates(ctx context.Context) ([]ocispec.Descriptor, error) {
+	idx, err := l.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	var out []ocispec.Descriptor
+	for _, d := range idx.Manifests {
+		if d.MediaType != ManifestMediaType || slices.ContainsFunc(out, func(o ocispec.Descriptor) bool { return o.Digest == d.Digest }) {
+			continue
+		}
+		at := d.ArtifactType
+		if at == "" {
+			b, err := fetchVerified(ctx, l, d, DefaultMaxManifestBytes, "MaxManifestBytes")
+			if err != nil {
+				return nil, fmt.Errorf("OCI layout %s: %w", l.path, err)
+			}
+			var m manifestDoc
+			if strictJSON(b, &m) != nil {
+				continue // not a manifest at all: not a candidate
+			}
+			at = m.ArtifactType
+		}
+		if at == ArtifactType {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// readTarMember reads the member name of the tar file at path.
+func readTarMember(tarPath, name string, limit int64) ([]byte, error) {
+	f, err := os.Open(tarPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil, fmt.Errorf("no %s in the tar", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if path.Clean(h.Name) == name && h.Typeflag == tar.TypeReg {
+			return readMax(tr, limit, name)
+		}
+	}
+}
+
+// readFileMax reads a file of at most limit bytes.
+func readFileMax(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readMax(f, limit, filepath.Base(name))
+}
+
+func readMax(r io.Reader, limit int64, name string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, &LimitError{Limit: "MaxManifestBytes", Value: limit, Path: name}
+	}
+	return b, err
+}

@@ -1,0 +1,115 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
+)
+
+// PullOptions control Pull. The zero value reads with the default limits
+// and loads with agentplugin's defaults.
+type PullOptions struct {
+	Limits Limits
+	Load   agentplugin.Options
+}
+
+// Plugin is a plugin read from an OCI source and checked against the
+// profile, its descriptors and its own plugin.json.
+type Plugin struct {
+	// Artifact holds the three blobs as read. Descriptor.Digest is the
+	// installation identity; Layer is the archive with every entry under
+	// NAME/.
+	Artifact
+	// PluginConfig is the parsed config.
+	PluginConfig Config
+	// Package is the loaded plugin; its Snapshot is the layer without the
+	// NAME/ folder.
+	Package *agentplugin.Package
+}
+
+// Pull resolves ref in src (see Resolve) and reads the plugin manifest,
+// config and layer, refusing anything the profile does not allow (see the
+// package documentation) before it is used. Nothing is written anywhere.
+func Pull(ctx context.Context, src Source, ref string, opts PullOptions) (*Plugin, error) {
+	desc, err := Resolve(ctx, src, ref)
+	if err != nil {
+		return nil, err
+	}
+	return PullDescriptor(ctx, src, desc, opts)
+}
+
+// PullDescriptor is Pull of a manifest already resolved.
+func PullDescriptor(ctx context.Context, src content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
+	lim := opts.Limits.withDefaults()
+	if err := checkManifestType(desc.MediaType); err != nil {
+		return nil, fmt.Errorf("%s %w", desc.Digest, err)
+	}
+	mb, err := fetchVerified(ctx, src, desc, lim.MaxManifestBytes, "MaxManifestBytes")
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseManifest(mb)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", desc.Digest, err)
+	}
+	p := &Plugin{Artifact: Artifact{Descriptor: desc, Manifest: mb, ConfigDescriptor: m.Config, LayerDescriptor: m.Layers[0], Annotations: m.Annotations}}
+	p.Descriptor.MediaType, p.Descriptor.ArtifactType = ManifestMediaType, ArtifactType
+	// Both sizes are checked before either blob is fetched.
+	if m.Config.Size > lim.MaxConfigBytes {
+		return nil, &LimitError{Limit: "MaxConfigBytes", Value: lim.MaxConfigBytes, Path: m.Config.Digest.String()}
+	}
+	if m.Layers[0].Size > lim.Archive.MaxArchiveBytes {
+		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.Archive.MaxArchiveBytes, Path: m.Layers[0].Digest.String()}
+	}
+	if p.Config, err = fetchVerified(ctx, src, m.Config, lim.MaxConfigBytes, "MaxConfigBytes"); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := parseConfig(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.PluginConfig = *cfg
+	if p.Layer, err = fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes"); err != nil {
+		return nil, fmt.Errorf("layer: %w", err)
+	}
+	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true})
+	if err != nil {
+		return nil, fmt.Errorf("layer: %w", err)
+	}
+	if p.Package, err = agentplugin.Load(snap, opts.Load); err != nil {
+		return nil, err
+	}
+	if err := cfg.check(p.Package); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// check compares the config with the plugin.json it describes.
+func (c *Config) check(pkg *agentplugin.Package) error {
+	version := ""
+	if c.Version != nil {
+		version = *c.Version
+	}
+	switch {
+	case c.Name != pkg.Name:
+		return fmt.Errorf("%w: config name %q, plugin.json name %q", ErrConfig, c.Name, pkg.Name)
+	case c.Version == nil && pkg.Version != "", c.Version != nil && version != pkg.Version:
+		return fmt.Errorf("%w: config version %s, plugin.json version %q", ErrConfig, quoteOrNull(c.Version), pkg.Version)
+	case c.PluginSchema != pluginSchema(pkg):
+		return fmt.Errorf("%w: config pluginSchema %q, plugin.json $schema %q", ErrConfig, c.PluginSchema, pluginSchema(pkg))
+	}
+	return nil
+}
+
+func quoteOrNull(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}

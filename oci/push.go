@@ -1,0 +1,59 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry"
+)
+
+// Target is where plugins are written: a *Repository, a *Layout opened
+// for writing, or any oras-go target.
+type Target = oras.Target
+
+// Push uploads the config and layer (unless dst has them), then the
+// manifest, tagged tag when tag is not empty, and returns the manifest's
+// descriptor. A reader never sees a manifest whose blobs are missing.
+func Push(ctx context.Context, dst Target, a *Artifact, tag string) (ocispec.Descriptor, error) {
+	for _, blob := range []struct {
+		desc ocispec.Descriptor
+		b    []byte
+	}{{a.ConfigDescriptor, a.Config}, {a.LayerDescriptor, a.Layer}} {
+		if err := pushIfMissing(ctx, dst, blob.desc, blob.b); err != nil {
+			return ocispec.Descriptor{}, err
+		}
+	}
+	desc := a.Descriptor
+	if rp, ok := dst.(registry.ReferencePusher); ok && tag != "" {
+		if err := rp.PushReference(ctx, desc, bytes.NewReader(a.Manifest), tag); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("push manifest: %w", err)
+		}
+		return desc, nil
+	}
+	if err := pushIfMissing(ctx, dst, desc, a.Manifest); err != nil {
+		return ocispec.Descriptor{}, err
+	}
+	if tag != "" {
+		if err := dst.Tag(ctx, desc, tag); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("tag %s: %w", tag, err)
+		}
+	}
+	return desc, nil
+}
+
+func pushIfMissing(ctx context.Context, dst Target, desc ocispec.Descriptor, b []byte) error {
+	ok, err := dst.Exists(ctx, desc)
+	if err != nil {
+		return fmt.Errorf("push %s: %w", desc.Digest, err)
+	}
+	if ok {
+		return nil
+	}
+	if err := dst.Push(ctx, desc, bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("push %s: %w", desc.Digest, err)
+	}
+	return nil
+}

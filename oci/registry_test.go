@@ -1,0 +1,136 @@
+package oci_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/plugkit/plugkit/internal/testservice"
+	"github.com/plugkit/plugkit/oci"
+)
+
+// repository opens NAME on a test registry over plain HTTP.
+func repository(t testing.TB, reg *testservice.Registry, name string) *oci.Repository {
+	t.Helper()
+	r, err := oci.NewRepository(reg.Host+"/"+name, oci.RemoteOptions{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Push then pull against a real registry: the manifest digest is the
+// built one, tag and digest resolve to it, and the plugin reads back.
+func TestRegistryPushPull(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	repo := repository(t, reg, "plugins/release-notes")
+	a := exampleArtifact(t)
+	d := mustPush(t, repo, a, "1.2.0")
+	if d.Digest != a.Descriptor.Digest {
+		t.Fatalf("pushed %s, built %s", d.Digest, a.Descriptor.Digest)
+	}
+	for _, sel := range []string{"1.2.0", "@" + a.Descriptor.Digest.String(), "1.2.0@" + a.Descriptor.Digest.String()} {
+		p, err := oci.Pull(ctx, repo, sel, oci.PullOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		if p.Descriptor.Digest != a.Descriptor.Digest {
+			t.Fatalf("%s: digest %s", sel, p.Descriptor.Digest)
+		}
+		sameSnapshot(t, p.Package.Snapshot, examplePackage(t).Snapshot)
+	}
+	if _, err := oci.Pull(ctx, repo, "", oci.PullOptions{}); !errors.Is(err, oci.ErrReference) {
+		t.Errorf("no selector: %v", err)
+	}
+	if _, err := oci.Pull(ctx, repo, "nosuch", oci.PullOptions{}); !errors.Is(err, oci.ErrNoPlugin) {
+		t.Errorf("missing tag: %v", err)
+	}
+	// A second push of the same plugin, built again, is the same manifest.
+	again := mustPush(t, repo, exampleArtifact(t), "latest")
+	if again.Digest != d.Digest {
+		t.Errorf("second push %s, first %s", again.Digest, d.Digest)
+	}
+}
+
+// A descriptor that lies about a blob's size is refused before the
+// plugin is used, also when a registry serves it.
+func TestRegistryRefusesSizeLie(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	repo := repository(t, reg, "plugins/liar")
+	a := exampleArtifact(t)
+	mustPush(t, repo, a, "")
+	l := newLayout(t)
+	cfg, layer := goodBlobs(l, a)
+	layer.Size--
+	b := mustJSON(pluginManifest(cfg, layer))
+	desc := ocispec.Descriptor{MediaType: oci.ManifestMediaType, Digest: digestOf(b), Size: int64(len(b))}
+	if err := repo.PushReference(ctx, desc, bytesReader(b), "lie"); err != nil {
+		t.Skipf("the registry refused the lying manifest itself: %v", err)
+	}
+	if _, err := oci.Pull(ctx, repo, "lie", oci.PullOptions{}); !errors.Is(err, oci.ErrDescriptor) {
+		t.Fatalf("Pull = %v", err)
+	}
+}
+
+// The path the air gap takes: registry → layout directory → export tar →
+// another registry, digests unchanged, cosign's signature carried at each
+// step (the registry has no referrers API: the tag schema is used).
+func TestRegistryLayoutTarRegistryCarriesReferrers(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	golden, err := oci.OpenLayout(ctx, signedTar, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := repository(t, reg, "plugins/release-notes")
+	checkCopy(t, golden, "1.2.0", first, "1.2.0")
+
+	dir := filepath.Join(t.TempDir(), "layout")
+	lay, err := oci.OpenLayout(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCopy(t, first, "1.2.0", lay, "1.2.0")
+	lay.Close()
+
+	fromDir, _ := oci.OpenLayout(ctx, dir, false)
+	tarPath := filepath.Join(t.TempDir(), "airgap.tar")
+	f, _ := os.Create(tarPath)
+	if _, err := oci.Export(ctx, f, []oci.ExportItem{{Source: fromDir, Selector: "1.2.0", Name: "1.2.0"}}, "", oci.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fromTar, err := oci.OpenLayout(ctx, tarPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCopy(t, fromTar, "1.2.0", repository(t, reg, "disconnected/release-notes"), "1.2.0")
+}
+
+// checkCopy copies sel from src to dst and checks that the plugin and its
+// signature arrived with their digests.
+func checkCopy(t *testing.T, src oci.GraphSource, sel string, dst oci.Store, tag string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := oci.Copy(ctx, src, sel, dst, tag, oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Plugin.Descriptor.Digest.String() != goldenManifest || len(c.Referrers) != 1 || c.Referrers[0].Digest.String() != goldenReferrer {
+		t.Fatalf("copied %s with referrers %v", c.Plugin.Descriptor.Digest, c.Referrers)
+	}
+	d, err := dst.Resolve(ctx, tag)
+	if err != nil || d.Digest.String() != goldenManifest {
+		t.Fatalf("%s in the destination: %v %v", tag, d.Digest, err)
+	}
+	preds, err := dst.Predecessors(ctx, d)
+	if err != nil || len(preds) != 1 || preds[0].Digest.String() != goldenReferrer {
+		t.Fatalf("referrers in the destination: %v %v", preds, err)
+	}
+}

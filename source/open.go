@@ -1,0 +1,229 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+// Plugin is a plugin read from a source and loaded.
+type Plugin struct {
+	Source Source
+	// Package is the loaded plugin; Package.Snapshot holds its files.
+	Package *agentplugin.Package
+	// Archive is the archive exactly as read (an archive file, a registry
+	// download, an OCI layer); nil for a directory.
+	Archive []byte
+	// Identity names exactly what was read: the OCI manifest digest for
+	// OCI sources, the sha256 of Archive for archive files and Backplane
+	// registries, "" for a directory (whose identity is the digest of the
+	// archive plugkit pack would write, which the caller computes when it
+	// needs one).
+	Identity string
+	// Release is the Backplane release that was resolved, for Registry.
+	Release *distribution.Release
+	// Dir is the directory read, for a directory source.
+	Dir string
+	// OCI is the artifact read, for OCI and OCILayout: its descriptors and
+	// blobs (Archive is its layer).
+	OCI *oci.Plugin
+	// Root is the folder every entry of an archive file lay under, when the
+	// archive is a layer rooted at NAME/ (an OCI layer saved by `oras
+	// pull`, say); "" otherwise.
+	Root string
+}
+
+// Options control how Open reads and loads.
+type Options struct {
+	// Read controls how a directory is read (links, limits).
+	Read snapshot.Options
+	// Limits bound an archive: its size and its unpacking. Zero fields take
+	// archive's defaults.
+	Limits archive.Limits
+	// Load is passed to agentplugin.Load.
+	Load agentplugin.Options
+	// Client is the template of the Backplane client for Registry sources
+	// (token, HTTP client); Open sets its BaseURL from the source. Nil
+	// means an anonymous client.
+	Client *distribution.Client
+	// Remote says how to reach OCI registries (plain HTTP, credentials).
+	Remote oci.RemoteOptions
+	// OCILimits bound an OCI manifest and config; the layer is bounded and
+	// unpacked by Limits.
+	OCILimits oci.Limits
+}
+
+// Errors of Open.
+var (
+	// ErrArchive marks an archive that archive.Unpack refused, or a file
+	// that is not an archive at all.
+	ErrArchive = errors.New("invalid archive")
+	// ErrUnsupported marks a source kind Open cannot read.
+	ErrUnsupported = errors.New("source kind not supported here")
+)
+
+// Open reads src and loads the plugin. A plugin the specification rejects
+// is the loader's *agentplugin.RejectedError (agentplugin.Diagnostics
+// returns its diagnostics); an archive that cannot be unpacked wraps
+// ErrArchive; a limit hit wraps snapshot.ErrLimit; anything else is an I/O,
+// network or registry error.
+func Open(ctx context.Context, src Source, opts Options) (*Plugin, error) {
+	switch src.Kind {
+	case Path:
+		return openPath(src, opts)
+	case Registry:
+		return openRegistry(ctx, src, opts)
+	case OCI, OCILayout:
+		return openOCI(ctx, src, opts)
+	case Installed:
+		return nil, fmt.Errorf("%w: %q is an installed plugin: open it through its home (package install)", ErrUnsupported, src.Name)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnsupported, src.Kind)
+}
+
+func openPath(src Source, opts Options) (*Plugin, error) {
+	fi, err := os.Stat(src.Path)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{Source: src}
+	var snap *snapshot.Snapshot
+	if fi.IsDir() {
+		p.Dir = src.Path
+		if snap, err = snapshot.ReadDir(src.Path, opts.Read); err != nil {
+			return nil, err
+		}
+	} else {
+		if p.Archive, err = ReadArchiveFile(src.Path, opts.Limits); err != nil {
+			return nil, err
+		}
+		if snap, err = unpack(src.Path, p.Archive, opts.Limits); err != nil {
+			return nil, err
+		}
+		snap, p.Root = unroot(snap)
+		p.Identity = archive.Digest(p.Archive)
+	}
+	if p.Package, err = agentplugin.Load(snap, opts.Load); err != nil {
+		return nil, err
+	}
+	if p.Root != "" && p.Root != p.Package.Name {
+		return nil, fmt.Errorf("%w: %s: every entry is under %q, but the plugin is named %q (a layer is rooted at its plugin's name)", ErrArchive, src.Path, p.Root+"/", p.Package.Name)
+	}
+	return p, nil
+}
+
+// unroot strips the folder of an archive whose entries all lie under one
+// folder holding plugin.json, and no plugin.json of its own: a layer rooted
+// at NAME/.
+func unroot(s *snapshot.Snapshot) (*snapshot.Snapshot, string) {
+	if _, ok := s.Files["plugin.json"]; ok {
+		return s, ""
+	}
+	root := ""
+	for p := range s.Files {
+		first, _, ok := strings.Cut(p, "/")
+		if !ok || root != "" && first != root {
+			return s, ""
+		}
+		root = first
+	}
+	if _, ok := s.Files[root+"/plugin.json"]; !ok {
+		return s, ""
+	}
+	out := &snapshot.Snapshot{Files: make(map[string][]byte, len(s.Files)), Modes: make(map[string]fs.FileMode, len(s.Modes))}
+	for p, b := range s.Files {
+		out.Files[p[len(root)+1:]] = b
+	}
+	for p, m := range s.Modes {
+		out.Modes[strings.TrimPrefix(p, root+"/")] = m
+	}
+	return out, root
+}
+
+// openOCI pulls an artifact from a registry or a layout: every refusal of
+// the profile (package oci) applies before the plugin is loaded.
+func openOCI(ctx context.Context, src Source, opts Options) (*Plugin, error) {
+	store, err := oci.Open(ctx, src.OCI, opts.Remote, false)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	lim := opts.OCILimits
+	lim.Archive = opts.Limits
+	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	return &Plugin{Source: src, Package: op.Package, Archive: op.Layer, Identity: op.Descriptor.Digest.String(), OCI: op}, nil
+}
+
+// ReadArchiveFile reads an archive file, refusing one larger than
+// limits.MaxArchiveBytes (archive's default when zero) without reading
+// more than one byte past it.
+func ReadArchiveFile(path string, limits archive.Limits) ([]byte, error) {
+	max := int64(limits.MaxArchiveBytes)
+	if max <= 0 {
+		max = archive.DefaultMaxArchiveBytes
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w", path, &snapshot.LimitError{Limit: "MaxArchiveBytes", Value: max})
+	}
+	return b, nil
+}
+
+// unpack unpacks an archive file's bytes, saying what to do when the file
+// is a plugin's file rather than its archive.
+func unpack(path string, b []byte, limits archive.Limits) (*snapshot.Snapshot, error) {
+	snap, err := archive.Unpack(b, archive.UnpackOptions{Limits: limits})
+	if err == nil {
+		return snap, nil
+	}
+	if errors.Is(err, snapshot.ErrLimit) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	hint := ""
+	switch {
+	case strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".md"):
+		hint = " (give the plugin's directory, not one of its files)"
+	case strings.HasSuffix(path, ".tar.gz") || strings.HasSuffix(path, ".tgz"):
+		hint = " (plugkit reads the deterministic archives that `plugkit pack` writes)"
+	}
+	return nil, fmt.Errorf("%w: %s: %w%s", ErrArchive, path, err, hint)
+}
+
+func openRegistry(ctx context.Context, src Source, opts Options) (*Plugin, error) {
+	var c distribution.Client
+	if opts.Client != nil {
+		c = *opts.Client
+	}
+	c.BaseURL = strings.TrimSuffix(src.Registry, "/")
+	c.Limits, c.LoadOptions = opts.Limits, opts.Load
+	rel, err := c.Resolve(ctx, distribution.ResolveQuery{PluginID: src.Name, Channel: src.Channel, ReleaseID: src.Release})
+	if err != nil {
+		return nil, err
+	}
+	art, err := c.Download(ctx, rel.ArtifactDigest)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{Source: src, Package: art.Package, Archive: art.Bytes, Identity: art.Digest, Release: rel}, nil
+}
