@@ -74,6 +74,12 @@ func Open(ctx context.Context, connURL string, opts Options) (*DB, error) {
 		pcfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	pcfg.HealthCheckPeriod = 5 * time.Second
+	// A publish that returned must survive a crash of the server, as
+	// with SQLite's synchronous=FULL, whatever the cluster's default; a
+	// URL may still say otherwise (options=-csynchronous_commit=off).
+	if _, set := pcfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -91,14 +97,10 @@ func Open(ctx context.Context, connURL string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// redactParseError keeps a password that a malformed URL might hold out of
-// the error: pgconn's parse errors quote the URL.
-func redactParseError(err error) string {
-	var pe *pgconn.ParseConfigError
-	if errors.As(err, &pe) {
-		return "invalid database URL: " + pe.Unwrap().Error()
-	}
-	return "invalid database URL"
+// redactParseError stands for pgconn's parse errors, which may quote the
+// URL, and with it a password: url.Parse's errors quote it whole.
+func redactParseError(error) string {
+	return "invalid database URL (want postgres://USER@HOST:PORT/DATABASE?OPTIONS)"
 }
 
 // Redact returns connURL without its password, for logs and messages.
