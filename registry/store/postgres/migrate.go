@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // migrations bring the schema from version i to i+1; schema_migrations
@@ -143,6 +144,10 @@ var ErrSchema = errors.New("postgres: the database schema is not up to date; run
 // applied.
 func (db *DB) checkSchema(ctx context.Context) error {
 	version, err := schemaVersion(ctx, db.pool)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table: never migrated
+		return ErrSchema
+	}
 	if err != nil {
 		return err
 	}

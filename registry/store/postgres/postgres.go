@@ -61,6 +61,25 @@ type Options struct {
 // password, when the URL has none, comes from PGPASSWORD or the .pgpass
 // file, as for psql.
 func Open(ctx context.Context, connURL string, opts Options) (*DB, error) {
+	db, err := Connect(ctx, connURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.NoMigrate {
+		err = db.checkSchema(ctx)
+	} else {
+		_, err = db.Migrate(ctx)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Connect connects to the database without looking at its schema: for
+// Migrate, and for tools that report on it.
+func Connect(ctx context.Context, connURL string, opts Options) (*DB, error) {
 	pcfg, err := pgxpool.ParseConfig(connURL)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s", redactParseError(err))
@@ -84,17 +103,13 @@ func Open(ctx context.Context, connURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	db := &DB{pool: pool, cfg: pcfg.ConnConfig}
-	if opts.NoMigrate {
-		err = db.checkSchema(ctx)
-	} else {
-		_, err = db.Migrate(ctx)
-	}
-	if err != nil {
+	// Fail here, with the connection's error, rather than at the first
+	// request.
+	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	return db, nil
+	return &DB{pool: pool, cfg: pcfg.ConnConfig}, nil
 }
 
 // redactParseError stands for pgconn's parse errors, which may quote the
