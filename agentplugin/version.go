@@ -45,3 +45,21 @@ func versionByMCPSchema(id string) *specVersion {
 	}
 	return nil
 }
+
+// SchemaIDs are the canonical $schema identifiers of one supported Agent
+// Plugins version, for tools that write plugins (plugkit init).
+type SchemaIDs struct {
+	Manifest string // plugin.json
+	MCP      string // mcp.json
+}
+
+// Schemas returns the $schema identifiers of a supported version, and
+// whether it is supported.
+func Schemas(version string) (SchemaIDs, bool) {
+	for _, v := range specVersions {
+		if v.Version == version {
+			return SchemaIDs{Manifest: v.ManifestSchema, MCP: v.MCPSchema}, true
+		}
+	}
+	return SchemaIDs{}, false
+}

@@ -41,6 +41,9 @@ type StatusError struct {
 	Status int
 	// Code is the protocol error code, "" when the body had none.
 	Code string
+	// RetryAfter is the server's Retry-After in seconds on a 503 or 429,
+	// 0 when it gave none.
+	RetryAfter int
 	// Diagnostics explain a CodePluginRejected. They come from the server:
 	// print them as data, not as trusted text.
 	Diagnostics []agentplugin.Diagnostic
@@ -70,6 +73,13 @@ var (
 	ErrInvalidPath = errors.New("invalid request path")
 	// ErrTooLarge: a response larger than the client's limit.
 	ErrTooLarge = errors.New("response too large")
-	// ErrInvalidResponse: a 2xx response the client cannot decode.
+	// ErrInvalidResponse: a 2xx response the client cannot decode, or a
+	// listing whose cursors do not advance.
 	ErrInvalidResponse = errors.New("invalid registry response")
+	// ErrNoPlugin: Plugin asked for a plugin the registry does not have.
+	ErrNoPlugin = errors.New("no such plugin on the registry")
+	// ErrReleaseMismatch: what the registry answered is not what was
+	// asked for (Fetch): another plugin, another release, or an artifact
+	// whose manifest disagrees with its release.
+	ErrReleaseMismatch = errors.New("the registry answered another release")
 )

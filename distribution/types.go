@@ -20,6 +20,8 @@ type Catalog struct {
 	// NextCursor, when not empty, is the cursor of the next page: pass it
 	// as the cursor query parameter. The last page has none.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // CatalogPlugin is one plugin in the catalog.
@@ -37,6 +39,8 @@ type CatalogPlugin struct {
 	// Releases are every release of the plugin, yanked ones included,
 	// newest first.
 	Releases []Release `json:"releases"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // Release is one immutable published version of a plugin. It is the
@@ -58,6 +62,8 @@ type Release struct {
 	// downloadable by digest, so pinned installations keep working.
 	Yanked      bool      `json:"yanked"`
 	PublishedAt time.Time `json:"published_at"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // ResolveQuery selects one release: PluginID, and either ReleaseID or

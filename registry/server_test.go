@@ -317,3 +317,26 @@ func checkConcurrentPublishes(t *testing.T, c *distribution.Client) {
 		t.Fatalf("plugins=%d created=%v err=%v", len(cat.Plugins), statuses, err)
 	}
 }
+
+// TestReleaseIDSquatting is item 9 of issue 8: a manifest version of
+// "sha256:<hex>" took the release ID reserved for the versionless archive
+// with that digest, so the real one could never be published.
+func TestReleaseIDSquatting(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestServer(t, Config{}, false)
+	c := client(ts.URL, publishToken)
+	bare := pluginArchive(t, "kv", "", nil)
+	squat := pluginArchive(t, "kv", archive.Digest(bare), nil)
+	if st, code := statusOf(func() error { _, err := c.Publish(ctx, squat, ""); return err }()); st != 422 || code != distribution.CodePluginRejected {
+		t.Fatalf("a version posing as a digest: %d %s", st, code)
+	}
+	res, err := c.Publish(ctx, bare, "")
+	if err != nil || res.Release.ID != "kv@"+archive.Digest(bare) {
+		t.Fatalf("the versionless release: %+v %v", res, err)
+	}
+	for _, v := range []string{"sha512:abcd", "1:2"} {
+		if st, _ := statusOf(func() error { _, err := c.Publish(ctx, pluginArchive(t, "kv", v, nil), ""); return err }()); st != 422 {
+			t.Errorf("version %q: %d, want 422", v, st)
+		}
+	}
+}

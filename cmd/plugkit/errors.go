@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
@@ -180,6 +182,54 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 		return ds
 	}
 	return []agentplugin.Diagnostic{}
+}
+
+// explain returns err after showing the diagnostics that explain it (a
+// rejected plugin's, say): printed on stdout in text mode, like every
+// verb's diagnostics; with --json they go into the failure document that
+// runContext prints.
+func explain(cmd *cobra.Command, err error) error {
+	ds := errorDiagnostics(err)
+	if len(ds) == 0 || jsonRequested(cmd) {
+		return err
+	}
+	printDiagnostics(cmd.OutOrStdout(), ds)
+	if _, rejected := agentplugin.Diagnostics(err); rejected {
+		// The diagnostics were just printed: the message need not repeat
+		// the first of them.
+		return &summaryError{msg: "plugin rejected (" + counts(ds) + ")", err: err}
+	}
+	return err
+}
+
+// summaryError replaces the message of err, keeping err for errors.Is/As
+// (the exit code, the --json error code).
+type summaryError struct {
+	msg string
+	err error
+}
+
+func (e *summaryError) Error() string { return e.msg }
+func (e *summaryError) Unwrap() error { return e.err }
+
+// counts summarises diagnostics: "1 error, 2 warnings".
+func counts(ds []agentplugin.Diagnostic) string {
+	errs := 0
+	for _, d := range ds {
+		if d.Severity == agentplugin.Error {
+			errs++
+		}
+	}
+	return plural(errs, "error") + ", " + plural(len(ds)-errs, "warning")
+}
+
+// nonNil is ds, or an empty list: documents print "diagnostics": [], never
+// null.
+func nonNil(ds []agentplugin.Diagnostic) []agentplugin.Diagnostic {
+	if ds == nil {
+		return []agentplugin.Diagnostic{}
+	}
+	return ds
 }
 
 // writeErrorDoc prints the failure document of err.

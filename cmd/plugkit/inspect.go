@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -54,41 +53,38 @@ type inspectServer struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, strictLinks bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Show what a plugin contains and the digest it packs to",
 		Long: `Inspect loads a plugin (a directory or a .tar.gz archive) and shows its
 manifest, skills, MCP servers and extensions, with the sha256 digest of its
 archive: for an archive, the digest of the file; for a directory, the digest
-of the deterministic archive plugkit pack would write.
+of the deterministic archive plugkit pack would write (links are read by the
+same rule as pack and validate: --strict-links refuses them).
 
 Env values and header values are not shown (they may be secrets), only their
 names. A rejected plugin exits 1 with the reasons.`,
 		Example: `  plugkit inspect ./my-plugin
-  plugkit inspect --json my-plugin-1.0.0.tar.gz`,
+  plugkit inspect --json my-plugin-1.0.0.tar.gz
+  plugkit inspect --strict-links ./my-plugin`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(cmd.Context(), args[0])
+			r, err := inspect(cmd.Context(), args[0], strictLinks)
 			if err != nil {
-				return err
+				return explain(cmd, err)
 			}
 			return output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	registerStrictLinks(cmd, &strictLinks)
 	return cmd
 }
 
-func inspect(ctx context.Context, path string) (*inspectReport, error) {
-	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{})
-	if ds, rejected := agentplugin.Diagnostics(err); rejected {
-		var msgs []string
-		for _, d := range ds {
-			msgs = append(msgs, d.String())
-		}
-		return nil, withDiagnostics(failed(fmt.Errorf("%s: plugin rejected:\n%s", path, strings.Join(msgs, "\n"))), ds)
-	} else if err != nil {
+func inspect(ctx context.Context, path string, strictLinks bool) (*inspectReport, error) {
+	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{Read: readOptions(strictLinks)})
+	if err != nil {
 		return nil, err
 	}
 	pkg, snap := p.Package, p.Package.Snapshot
@@ -96,10 +92,11 @@ func inspect(ctx context.Context, path string) (*inspectReport, error) {
 	if err != nil {
 		return nil, failed(err)
 	}
+	diags := nonNil(append([]agentplugin.Diagnostic(nil), pkg.Diagnostics...))
 	r := &inspectReport{Path: path, Digest: digest, SpecVersion: pkg.SpecVersion, Name: pkg.Name, Version: pkg.Version,
 		Description: pkg.Description, Files: len(snap.Files), Bytes: snap.Size(), MCP: pkg.MCP,
 		Skills: []inspectSkill{}, MCPServers: []inspectServer{}, Extensions: append([]string{}, pkg.Extensions...),
-		ExtensionDirs: append([]string{}, pkg.ExtensionDirectories...), Diagnostics: append([]agentplugin.Diagnostic{}, pkg.Diagnostics...)}
+		ExtensionDirs: append([]string{}, pkg.ExtensionDirectories...), Diagnostics: diags}
 	for _, s := range pkg.Skills {
 		files := make([]string, 0, len(s.Files))
 		for p := range s.Files {
@@ -142,27 +139,25 @@ func printInspect(w io.Writer, r *inspectReport) {
 	if r.Version != "" {
 		title += " " + r.Version
 	}
-	fmt.Fprintf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
+	printf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
 	if r.Description != "" {
-		fmt.Fprintf(w, "  %s\n", r.Description)
+		printf(w, "  %s\n", r.Description)
 	}
-	fmt.Fprintf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
-	fmt.Fprintf(w, "skills:  %d\n", len(r.Skills))
+	printf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
+	printf(w, "skills:  %d\n", len(r.Skills))
 	for _, s := range r.Skills {
-		fmt.Fprintf(w, "  %s  %s\n", s.ID, s.Description)
+		printf(w, "  %s  %s\n", s.ID, s.Description)
 	}
-	fmt.Fprintf(w, "mcp:     %s, %d servers\n", r.MCP, len(r.MCPServers))
+	printf(w, "mcp:     %s, %s\n", r.MCP, plural(len(r.MCPServers), "server"))
 	for _, s := range r.MCPServers {
 		target := s.URL
 		if s.Type == agentplugin.Stdio {
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
 		}
-		fmt.Fprintf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
+		printf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
 	}
 	if len(r.Extensions)+len(r.ExtensionDirs) > 0 {
-		fmt.Fprintf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
+		printf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
 	}
-	for _, d := range r.Diagnostics {
-		fmt.Fprintln(w, d.String())
-	}
+	printDiagnostics(w, r.Diagnostics)
 }

@@ -64,9 +64,13 @@ func TestInspectFailures(t *testing.T) {
 		{bad, 1, "invalid archive"},
 		{filepath.Join(t.TempDir(), "missing"), 2, "no such file"},
 	} {
-		code, _, errOut := plugkit(t, "inspect", c.path)
-		if code != c.code || !strings.Contains(errOut, c.msg) {
-			t.Errorf("%s: exit %d, stderr %q", c.path, code, errOut)
+		code, out, errOut := plugkit(t, "inspect", c.path)
+		if code != c.code || !strings.Contains(out+errOut, c.msg) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", c.path, code, out, errOut)
+		}
+		code, out, _ = plugkit(t, "inspect", "--json", c.path)
+		if doc := decodeErrorDoc(t, out); code != c.code || doc.Error.Message == "" {
+			t.Errorf("%s --json: exit %d, %+v", c.path, code, doc)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Validate, pack, distribute and run Agent Plugins 1.0.0",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       "-", // enables --version; the template prints the real text
 	}
+	root.SetVersionTemplate(buildVersion().text())
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage(err) })
@@ -95,19 +98,34 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintln(stderr, "plugkit:", werr)
 		}
 	}
-	if msg := err.Error(); msg != "" && !isSilent(err) {
-		fmt.Fprintln(stderr, "plugkit:", msg)
+	if !isSilent(err) {
+		printError(stderr, err)
 	}
 	return code
 }
 
-// jsonRequested reports whether the command that ran was given --json.
+// printError prints an error message on stderr, one safe line at a time:
+// messages quote paths, names and server text, and some (a server's stderr
+// tail) span lines, which stay lines.
+func printError(w io.Writer, err error) {
+	prefix := "plugkit: "
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		printf(w, "%s%s\n", prefix, line)
+		prefix = ""
+	}
+}
+
+// jsonRequested reports whether the command that ran prints JSON: --json,
+// or --format json where a verb offers formats.
 func jsonRequested(cmd *cobra.Command) bool {
 	if cmd == nil {
 		return false
 	}
-	f := cmd.Flags().Lookup("json")
-	return f != nil && f.Value.String() == "true"
+	if f := cmd.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
+		return true
+	}
+	f := cmd.Flags().Lookup("format")
+	return f != nil && f.Value.String() == "json"
 }
 
 // watchWriter remembers whether anything was written through it.

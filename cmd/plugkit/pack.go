@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,113 +18,136 @@ import (
 
 func init() { verbs = append(verbs, newPackCmd) }
 
-// packResult is what pack reports, as text or as its one JSON document.
+// packResult is pack's --json document.
 type packResult struct {
-	Digest      string                   `json:"digest,omitempty"`
-	Size        int                      `json:"size,omitempty"`
-	Path        string                   `json:"path,omitempty"`
-	Name        string                   `json:"name,omitempty"`
+	Digest      string                   `json:"digest"`
+	Size        int                      `json:"size"`
+	Path        string                   `json:"path"`
+	Name        string                   `json:"name"`
 	Version     string                   `json:"version,omitempty"`
 	Root        string                   `json:"root,omitempty"`
-	Files       int                      `json:"files,omitempty"`
-	Error       string                   `json:"error,omitempty"`
+	Files       int                      `json:"files"`
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
 func newPackCmd() *cobra.Command {
-	var out, root string
-	var asJSON bool
+	var (
+		out    string
+		opts   packOptions
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "pack DIR",
 		Short: "Validate a plugin directory and write its deterministic archive",
-		Long: `Pack reads the plugin directory DIR strictly (any symbolic link, hard-to-name
-file or special file is an error: what is packed is exactly what is on disk),
-validates it, and refuses a plugin the specification rejects. It then writes a
-deterministic gzip-compressed USTAR archive atomically (a temporary sibling
-renamed into place) and prints its digest and size.
+		Long: `Pack reads the plugin directory DIR as validate does, refuses a plugin the
+specification rejects, and writes a deterministic gzip-compressed USTAR
+archive atomically (a temporary sibling renamed into place). It prints the
+archive's digest, size and path, after any diagnostics.
 
-The default output is NAME-VERSION.tar.gz (NAME.tar.gz without a version) in
-the current directory, from the manifest; characters other than letters,
+Links: a symbolic link whose target stays inside DIR is packed as the file or
+directory it points to, exactly as validate and inspect read it; a link that
+escapes DIR, loops or dangles is left out with a warning. --strict-links
+refuses any link or special file instead.
+
+The default output is NAME-VERSION.tar.gz (NAME.tar.gz without a version)
+in the current directory, or beside DIR when the current directory is inside
+it, so that "plugkit pack ." never writes into the plugin. An -o path inside
+DIR is never packed itself. In the name, characters other than letters,
 digits, '.', '_', '+' and '-' become '_'. --root puts every entry under a
 folder, as the OCI profile requires (--root NAME with the plugin's name).
 
 Exit status: 0 written, 1 the plugin is rejected or cannot be packed, 2 usage
 or I/O error.`,
 		Example: `  plugkit pack ./my-plugin
+  cd my-plugin && plugkit pack .          # writes ../my-plugin-1.0.0.tar.gz
   plugkit pack ./my-plugin -o dist/my-plugin.tar.gz --json
+  plugkit pack ./my-plugin --strict-links
   plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPack(cmd, args[0], out, root, asJSON)
+			return runPack(cmd, args[0], out, opts, asJSON)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz)")
-	cmd.Flags().StringVar(&root, "root", "", "put every entry under this folder")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz, outside DIR)")
+	cmd.Flags().StringVar(&opts.Root, "root", "", "put every entry under this folder")
+	registerStrictLinks(cmd, &opts.StrictLinks)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
-func runPack(cmd *cobra.Command, dir, out, root string, asJSON bool) error {
-	res := packResult{Root: root, Diagnostics: []agentplugin.Diagnostic{}}
-	report := func(exit func(error) error, err error) error {
-		if asJSON {
-			res.Error = err.Error()
-			if e := writeJSON(cmd.OutOrStdout(), res); e != nil {
-				return usage(e)
-			}
-		}
-		for _, d := range res.Diagnostics {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
-		return exit(err)
-	}
-
-	pkg, b, err := packDir(dir, root)
+func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool) error {
+	opts.Exclude = out
+	pkg, b, err := packDir(dir, opts)
 	if err != nil {
-		if ds, rejected := agentplugin.Diagnostics(err); rejected {
-			res.Diagnostics = ds
-		}
-		return report(func(e error) error { return e }, err) // packDir chose the exit code
-
+		return explain(cmd, err)
 	}
-	res.Name, res.Version, res.Files = pkg.Name, pkg.Version, len(pkg.Snapshot.Files)
-	res.Diagnostics = append(res.Diagnostics, pkg.Diagnostics...)
 	if out == "" {
-		out = defaultArchiveName(pkg.Name, pkg.Version)
+		if out, err = defaultOutput(dir, defaultArchiveName(pkg.Name, pkg.Version)); err != nil {
+			return usage(err)
+		}
 	}
-	if err := writeArchiveAtomic(out, b, 0o644); err != nil {
-		return report(usage, err)
+	if err := writeFileAtomic(out, b, 0o644); err != nil {
+		return usage(err)
 	}
-	res.Digest, res.Size, res.Path = archive.Digest(b), len(b), out
-
-	err = output(cmd, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
+	res := packResult{Digest: archive.Digest(b), Size: len(b), Path: out, Name: pkg.Name, Version: pkg.Version,
+		Root: opts.Root, Files: len(pkg.Snapshot.Files), Diagnostics: nonNil(pkg.Diagnostics)}
+	return output(cmd, asJSON, res, func(w io.Writer) {
+		printDiagnostics(w, res.Diagnostics)
+		printf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
 	})
-	if err != nil {
-		return err
-	}
-	for _, d := range res.Diagnostics {
-		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-	}
-	return nil
 }
 
-// packDir reads dir strictly (what is packed is exactly what is on disk),
-// loads it, refusing a rejected plugin, and packs it: the archive pack
-// writes and publish sends. Errors come as failed or usage; a rejection
-// carries its diagnostics (agentplugin.Diagnostics).
-func packDir(dir, root string) (*agentplugin.Package, []byte, error) {
-	snap, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
-	if errors.Is(err, snapshot.ErrNotRegular) || errors.Is(err, snapshot.ErrLimit) {
+// packOptions say how a plugin directory becomes an archive. pack and
+// publish share them, and inspect and validate read with the same link
+// rule, so that what validate accepts is what pack packs and what inspect's
+// digest names.
+type packOptions struct {
+	// Root puts every entry under this folder (archive.PackOptions.Root).
+	Root string
+	// StrictLinks refuses any link or special file instead of reading links
+	// that stay inside the root as what they point to.
+	StrictLinks bool
+	// Exclude names the archive being written, as the user gave it: when
+	// it lies inside the directory it is left out, so that packing twice
+	// never packs the previous archive.
+	Exclude string
+}
+
+// registerStrictLinks adds --strict-links, the one switch of the link rule,
+// to a verb that reads plugin directories.
+func registerStrictLinks(cmd *cobra.Command, strict *bool) {
+	cmd.Flags().BoolVar(strict, "strict-links", false, "refuse any symbolic link or special file in a plugin directory (default: read links that stay inside it)")
+}
+
+// readOptions is the directory reader's side of the link rule.
+func readOptions(strictLinks bool) snapshot.Options {
+	return snapshot.Options{Strict: strictLinks}
+}
+
+// packDir reads dir with the link rule, loads it, refusing a rejected
+// plugin, and packs it: the archive pack writes and publish sends. Errors
+// come as failed or usage; a rejection carries its diagnostics
+// (agentplugin.Diagnostics).
+func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error) {
+	snap, err := snapshot.ReadDir(dir, readOptions(opts.StrictLinks))
+	if errors.Is(err, snapshot.ErrNotRegular) {
+		return nil, nil, failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
+	} else if errors.Is(err, snapshot.ErrLimit) {
 		return nil, nil, failed(err)
 	} else if err != nil {
 		return nil, nil, usage(err)
+	}
+	if opts.Exclude != "" {
+		if rel, inside := pathInside(dir, opts.Exclude); inside {
+			delete(snap.Files, rel)
+			delete(snap.Modes, rel)
+		}
 	}
 	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
 	if err != nil {
 		return nil, nil, failed(err)
 	}
-	b, err := archive.Pack(snap, archive.PackOptions{Root: root})
+	b, err := archive.Pack(snap, archive.PackOptions{Root: opts.Root})
 	if err != nil {
 		return nil, nil, failed(err)
 	}
@@ -133,6 +157,62 @@ func packDir(dir, root string) (*agentplugin.Package, []byte, error) {
 		return nil, nil, failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
 	}
 	return pkg, b, nil
+}
+
+// pathInside reports whether p, once links are resolved, lies inside the
+// directory dir, and returns its package path there. p need not exist.
+func pathInside(dir, p string) (string, bool) {
+	root, err := realPath(dir)
+	if err != nil {
+		return "", false
+	}
+	real, err := realPath(p)
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// realPath is p absolute and free of links; a p that does not exist yet is
+// resolved through its parent.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, filepath.Base(abs)), nil
+}
+
+// defaultOutput is where pack writes name without -o: the current
+// directory, unless that is inside the plugin directory dir, where the
+// archive would be packed by the next run; then beside dir. It is returned
+// relative to the current directory, as the user would type it.
+func defaultOutput(dir, name string) (string, error) {
+	if _, inside := pathInside(dir, name); !inside {
+		return name, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(filepath.Dir(abs), name)
+	if cwd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(cwd, out); err == nil {
+			return rel, nil
+		}
+	}
+	return out, nil
 }
 
 // defaultArchiveName is NAME-VERSION.tar.gz, or NAME.tar.gz without a
@@ -154,9 +234,20 @@ func defaultArchiveName(name, version string) string {
 	return base + ".tar.gz"
 }
 
-// writeArchiveAtomic writes b to path through a temporary sibling that is
+// writeFileAtomic writes b to path through a temporary sibling that is
 // synced and renamed into place: path is either untouched or complete.
-func writeArchiveAtomic(path string, b []byte, perm os.FileMode) (err error) {
+// Errors name path, never the temporary file the user has not heard of.
+func writeFileAtomic(path string, b []byte, perm os.FileMode) (err error) {
+	defer func() {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = &fs.PathError{Op: "write", Path: path, Err: pe.Err}
+		case errors.As(err, &le):
+			err = &fs.PathError{Op: "write", Path: path, Err: le.Err}
+		}
+	}()
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

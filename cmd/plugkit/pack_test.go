@@ -123,7 +123,8 @@ func TestPackDefaultNameAndRoot(t *testing.T) {
 }
 
 // A plugin the specification rejects is not packed: exit 1, the
-// diagnostics on stderr (or in the JSON document), the output untouched.
+// diagnostics on stdout (or in the JSON failure document), the output
+// untouched.
 func TestPackRefusesRejectedPlugin(t *testing.T) {
 	dir := writePackTestPlugin(t, `{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"Not A Valid Name"}`)
 	outDir := t.TempDir()
@@ -131,16 +132,14 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 	os.WriteFile(out, []byte("previous"), 0o644)
 
 	code, stdout, stderr := runCLI(t, "pack", dir, "-o", out)
-	if code != 1 || !strings.Contains(stderr, "plugin.json") || !strings.Contains(stderr, "error[") || stdout != "" {
+	if code != 1 || !strings.HasPrefix(stdout, "plugin.json:1:80: error[manifest-name-invalid]") ||
+		stderr != "plugkit: plugin rejected (1 error, 0 warnings)\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI(t, "pack", dir, "-o", out, "--json")
-	var res struct {
-		Error       string
-		Diagnostics []struct{ Severity, Code string }
-	}
-	if err := json.Unmarshal([]byte(stdout), &res); code != 1 || err != nil || res.Error == "" || len(res.Diagnostics) == 0 {
-		t.Fatalf("exit %d, stdout %q (%v)", code, stdout, err)
+	doc := decodeErrorDoc(t, stdout)
+	if code != 1 || doc.Error.Code != codeRejected || len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Code != "manifest-name-invalid" {
+		t.Fatalf("exit %d, %+v", code, doc)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "previous" {
 		t.Errorf("output overwritten: %q", b)
@@ -150,14 +149,61 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 	}
 }
 
-// Packing reads strictly: a symbolic link is an error (exit 1), a missing
-// directory a usage error (exit 2).
-func TestPackReadsStrictly(t *testing.T) {
+// decodeErrorDoc decodes stdout as exactly one failure document.
+func decodeErrorDoc(t *testing.T, stdout string) errorDoc {
+	t.Helper()
+	var doc errorDoc
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("stdout is not one failure document (%v):\n%s", err, stdout)
+	}
+	return doc
+}
+
+// TestPackLinkRule: one link rule for validate, inspect and pack. A link
+// that stays inside the root is packed as the file it points to, validate
+// says nothing about it, and inspect's digest is the digest pack writes;
+// --strict-links refuses it in all three. (Issue 14, item 4.)
+func TestPackLinkRule(t *testing.T) {
 	dir := writePackTestPlugin(t, packTestManifest)
-	os.Symlink("plugin.json", filepath.Join(dir, "alias.json"))
+	os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("MIT\n"), 0o644)
+	if err := os.Symlink("LICENSE", filepath.Join(dir, "COPYING")); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "x.tar.gz")
-	if code, _, stderr := runCLI(t, "pack", dir, "-o", out); code != 1 || !strings.Contains(stderr, "alias.json") {
-		t.Errorf("symlink: exit %d, %q", code, stderr)
+	code, stdout, stderr := runCLI(t, "validate", dir)
+	if code != 0 || strings.Contains(stdout, "warning[") {
+		t.Fatalf("validate: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "pack", dir, "-o", out, "--json")
+	if code != 0 {
+		t.Fatalf("pack: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var res packResult
+	json.Unmarshal([]byte(stdout), &res)
+	b, _ := os.ReadFile(out)
+	snap, err := archive.Unpack(b, archive.UnpackOptions{})
+	if err != nil || string(snap.Files["COPYING"]) != "MIT\n" || snap.Mode("COPYING") != 0o644 {
+		t.Fatalf("COPYING not packed as the file it points to: %v", err)
+	}
+	_, stdout, _ = runCLI(t, "inspect", "--json", dir)
+	var ins inspectReport
+	json.Unmarshal([]byte(stdout), &ins)
+	if ins.Digest != res.Digest || ins.Digest != archive.Digest(b) {
+		t.Errorf("inspect says %s, pack wrote %s", ins.Digest, archive.Digest(b))
+	}
+
+	os.Remove(out)
+	for _, verb := range []string{"validate", "inspect", "pack"} {
+		args := []string{verb, "--strict-links", dir}
+		if verb == "pack" {
+			args = append(args, "-o", out)
+		}
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 1 || !strings.Contains(stdout+stderr, "COPYING") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("archive written for a refused directory")
@@ -167,6 +213,88 @@ func TestPackReadsStrictly(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "pack"); code != 2 {
 		t.Errorf("no argument: exit %d", code)
+	}
+}
+
+// A link that escapes the root is left out with a warning, as validate
+// reports it, and the rest is packed.
+func TestPackLeavesOutEscapingLink(t *testing.T) {
+	dir := writePackTestPlugin(t, packTestManifest)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("s3cret"), 0o644)
+	os.Symlink(secret, filepath.Join(dir, "leak"))
+	out := filepath.Join(t.TempDir(), "x.tar.gz")
+	code, stdout, _ := runCLI(t, "pack", dir, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "leak: warning[path-escapes-root]") {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	b, _ := os.ReadFile(out)
+	if bytes.Contains(b, []byte("s3cret")) {
+		t.Fatal("packed a file outside the root")
+	}
+	if snap, err := archive.Unpack(b, archive.UnpackOptions{}); err != nil || snap.Files["leak"] != nil {
+		t.Fatalf("leak packed: %v", err)
+	}
+}
+
+// TestPackDotIsRepeatable: "plugkit pack ." inside the plugin writes beside
+// it, not into it, and packing again gives the same bytes; an explicit
+// output inside the plugin is never packed itself. (Issue 14, item 3.)
+func TestPackDotIsRepeatable(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "demo")
+	os.Rename(writePackTestPlugin(t, packTestManifest), dir)
+	t.Chdir(dir)
+	var digests []string
+	for range 2 {
+		code, stdout, stderr := runCLI(t, "pack", ".")
+		if code != 0 || !strings.Contains(stdout, "path:   ../demo-1.2.0.tar.gz\n") {
+			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(parent, "demo-1.2.0.tar.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, archive.Digest(b))
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("pack . twice: %v", digests)
+	}
+	for range 2 {
+		code, _, stderr := runCLI(t, "pack", ".", "-o", "dist/demo.tar.gz")
+		if code == 2 && strings.Contains(stderr, "no such file") {
+			os.Mkdir("dist", 0o755)
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "pack", ".", "-o", "dist/demo.tar.gz"); code != 0 {
+		t.Fatal("third pack failed")
+	}
+	b, _ := os.ReadFile("dist/demo.tar.gz")
+	snap, err := archive.Unpack(b, archive.UnpackOptions{})
+	if err != nil || len(snap.Files) != 3 {
+		t.Fatalf("packed %d files (%v), want the plugin's 3: %v", len(snap.Files), err, snap.Paths())
+	}
+	if archive.Digest(b) != digests[0] {
+		t.Errorf("an output inside the plugin changed what is packed")
+	}
+}
+
+// Errors name the user's path, never the temporary sibling pack writes
+// through. (Issue 14, item 11.)
+func TestPackErrorNamesUserPath(t *testing.T) {
+	dir := writePackTestPlugin(t, packTestManifest)
+	out := filepath.Join(t.TempDir(), "no-such-dir", "demo.tar.gz")
+	code, _, stderr := runCLI(t, "pack", dir, "-o", out)
+	if code != 2 || !strings.Contains(stderr, out) || strings.Contains(stderr, ".tmp-") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, _ := runCLI(t, "pack", dir, "-o", out, "--json")
+	if doc := decodeErrorDoc(t, stdout); code != 2 || doc.Error.Code != codeIO || strings.Contains(doc.Error.Message, ".tmp-") {
+		t.Errorf("exit %d, %+v", code, doc)
 	}
 }
 

@@ -56,9 +56,11 @@ func parseTransports(v string) ([]agentplugin.Transport, error) {
 }
 
 // isInputError reports whether err is about the plugin's content (a limit
-// hit, an archive refused) rather than about reading it at all.
+// hit, an archive refused, a link --strict-links refuses) rather than about
+// reading it at all.
 func isInputError(err error) bool {
-	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, source.ErrArchive) || isArchiveError(err)
+	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, source.ErrArchive) || isArchiveError(err) ||
+		errors.Is(err, snapshot.ErrNotRegular)
 }
 
 // readArchiveFile reads an archive file within the default archive limit.
