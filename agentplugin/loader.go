@@ -93,31 +93,64 @@ func (l *loader) reject() error {
 	return &RejectedError{Diagnostics: ds}
 }
 
+// full reports whether MaxDiagnostics diagnostics are already kept, and
+// counts the one the caller was about to report as dropped: callers check
+// it before building a diagnostic, so that a dropped one costs nothing.
+func (l *loader) full() bool {
+	if len(l.pkg.Diagnostics) < l.limits.MaxDiagnostics {
+		return false
+	}
+	l.dropped++
+	return true
+}
+
 // report adds a diagnostic, bounded in number and message size.
 func (l *loader) report(d Diagnostic) {
-	if len(l.pkg.Diagnostics) >= l.limits.MaxDiagnostics {
-		l.dropped++
+	if l.full() {
 		return
 	}
+	l.keep(d)
+}
+
+func (l *loader) keep(d Diagnostic) {
 	if len(d.Message) > l.limits.MaxMessageLen {
 		d.Message = truncateUTF8(d.Message, l.limits.MaxMessageLen-3) + "..."
 	}
 	l.pkg.Diagnostics = append(l.pkg.Diagnostics, d)
 }
 
-// at reports a diagnostic about a JSON node in file path.
-func (l *loader) at(sev Severity, code, path string, src []byte, ptr string, offset int, format string, args ...any) {
-	line, col := jsontree.LineCol(src, offset)
-	l.report(Diagnostic{Severity: sev, Code: code, Path: path, Pointer: ptr, Line: line, Column: col,
-		Message: fmt.Sprintf(format, args...)})
+// jsonDoc is one JSON file being checked: its package path, its tree and
+// the line index that places its diagnostics.
+type jsonDoc struct {
+	path  string
+	src   []byte
+	lines *jsontree.Lines
 }
 
-// parseJSON parses a JSON file, reporting a syntax error with code prefix
-// (for example "manifest" → "manifest-json-invalid").
-func (l *loader) parseJSON(path string, src []byte, sev Severity, codeInvalid, codeDuplicate string) *jsontree.Node {
-	root, err := jsontree.Parse(src, l.limits.MaxJSONDepth)
+// at reports a diagnostic about the JSON value at offset in d. The pointer
+// is joined and the message formatted only when the diagnostic is kept.
+func (l *loader) at(sev Severity, code string, d *jsonDoc, ptr pointer, offset int, format string, args ...any) {
+	if !l.full() {
+		l.place(sev, code, d, ptr, offset, fmt.Sprintf(format, args...))
+	}
+}
+
+// place keeps a diagnostic about the JSON value at offset in d, once full
+// has said there is room for it.
+func (l *loader) place(sev Severity, code string, d *jsonDoc, ptr pointer, offset int, msg string) {
+	line, col := d.lines.Position(offset)
+	l.keep(Diagnostic{Severity: sev, Code: code, Path: d.path, Pointer: ptr.String(), Line: line, Column: col, Message: msg})
+}
+
+// parseJSON parses the JSON file at path, reporting a syntax error with
+// codeInvalid, or codeDuplicate for a repeated member name. ok is false
+// when the file is not strict JSON.
+func (l *loader) parseJSON(path string, sev Severity, codeInvalid, codeDuplicate string) (d *jsonDoc, root jsontree.Node, ok bool) {
+	src := l.snap.Files[path]
+	d = &jsonDoc{path: path, src: src, lines: jsontree.NewLines(src)}
+	tree, err := jsontree.Parse(src, l.limits.MaxJSONDepth)
 	if err == nil {
-		return root
+		return d, tree.Root(), true
 	}
 	var se *jsontree.SyntaxError
 	if errors.As(err, &se) {
@@ -125,11 +158,11 @@ func (l *loader) parseJSON(path string, src []byte, sev Severity, codeInvalid, c
 		if errors.Is(err, jsontree.ErrDuplicate) {
 			code = codeDuplicate
 		}
-		l.at(sev, code, path, src, se.Pointer, se.Offset, "%s", se.Msg)
+		l.at(sev, code, d, ptr(se.Pointer), se.Offset, "%s", se.Msg)
 	} else {
 		l.report(Diagnostic{Severity: sev, Code: codeInvalid, Path: path, Message: err.Error()})
 	}
-	return nil
+	return d, root, false
 }
 
 func truncateUTF8(s string, n int) string {

@@ -3,7 +3,6 @@ package agentplugin
 import (
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/plugkit/plugkit/internal/jsontree"
@@ -37,17 +36,16 @@ func (l *loader) manifest() bool {
 			Message: "no plugin.json at the plugin root"})
 		return false
 	}
-	src := l.snap.Files[manifestPath]
-	root := l.parseJSON(manifestPath, src, Error, CodeManifestJSON, CodeManifestDuplicateKey)
-	if root == nil {
+	d, root, ok := l.parseJSON(manifestPath, Error, CodeManifestJSON, CodeManifestDuplicateKey)
+	if !ok {
 		return false
 	}
-	if root.Kind != jsontree.Object {
-		l.at(Error, CodeManifestNotObject, manifestPath, src, "", root.Offset,
-			"plugin.json must hold a JSON object, not %s", article(root.Kind))
+	if root.Kind() != jsontree.Object {
+		l.at(Error, CodeManifestNotObject, d, ptr(""), root.Offset(),
+			"plugin.json must hold a JSON object, not %s", article(root.Kind()))
 		return false
 	}
-	m := &manifestCheck{l: l, src: src}
+	m := &manifestCheck{l: l, doc: d}
 	if !m.schema(root) {
 		return false
 	}
@@ -58,37 +56,37 @@ func (l *loader) manifest() bool {
 // manifestCheck validates the members of one plugin.json object.
 type manifestCheck struct {
 	l   *loader
-	src []byte
+	doc *jsonDoc
 	ok  bool
 }
 
-func (m *manifestCheck) fail(code string, ptr string, n *jsontree.Node, format string, args ...any) {
-	m.l.at(Error, code, manifestPath, m.src, ptr, n.Offset, format, args...)
+func (m *manifestCheck) fail(code string, p pointer, n jsontree.Node, format string, args ...any) {
+	m.l.at(Error, code, m.doc, p, n.Offset(), format, args...)
 	m.ok = false
 }
 
 // schema selects the rules from $schema (spec 5.2). Nothing is fetched.
-func (m *manifestCheck) schema(root *jsontree.Node) bool {
-	s := root.Get("$schema")
+func (m *manifestCheck) schema(root jsontree.Node) bool {
+	s, ok := root.Get("$schema")
 	switch {
-	case s == nil:
-		m.l.at(Error, CodeManifestRequired, manifestPath, m.src, "", root.Offset,
+	case !ok:
+		m.l.at(Error, CodeManifestRequired, m.doc, ptr(""), root.Offset(),
 			"required field \"$schema\" is missing")
-		if root.Get("name") == nil {
-			m.l.at(Error, CodeManifestRequired, manifestPath, m.src, "", root.Offset,
+		if _, ok := root.Get("name"); !ok {
+			m.l.at(Error, CodeManifestRequired, m.doc, ptr(""), root.Offset(),
 				"required field \"name\" is missing")
 		}
 		return false
-	case s.Kind != jsontree.String:
-		m.l.at(Error, CodeManifestType, manifestPath, m.src, "/$schema", s.Offset,
-			"\"$schema\" must be a string, not %s", article(s.Kind))
+	case s.Kind() != jsontree.String:
+		m.l.at(Error, CodeManifestType, m.doc, ptr("/$schema"), s.Offset(),
+			"\"$schema\" must be a string, not %s", article(s.Kind()))
 		return false
 	}
-	v := versionByManifestSchema(s.Str)
+	v := versionByManifestSchema(s.Str())
 	if v == nil {
-		m.l.at(Error, CodeManifestSchema, manifestPath, m.src, "/$schema", s.Offset,
+		m.l.at(Error, CodeManifestSchema, m.doc, ptr("/$schema"), s.Offset(),
 			"unsupported Agent Plugins version: %q is not a recognised plugin manifest schema (supported: %s)",
-			s.Str, strings.Join(SupportedVersions(), ", "))
+			s.Str(), strings.Join(SupportedVersions(), ", "))
 		return false
 	}
 	m.l.version = v
@@ -98,130 +96,127 @@ func (m *manifestCheck) schema(root *jsontree.Node) bool {
 }
 
 // fields checks every member against the closed manifest schema of 5.2–5.6.
-func (m *manifestCheck) fields(root *jsontree.Node) {
+func (m *manifestCheck) fields(root jsontree.Node) {
 	pkg := m.l.pkg
-	pkg.Manifest = make(map[string]json.RawMessage, len(root.Members))
-	for _, mem := range root.Members {
-		pkg.Manifest[mem.Name] = json.RawMessage(mem.Value.Raw(m.src))
+	pkg.Manifest = make(map[string]json.RawMessage, root.Len())
+	if _, ok := root.Get("name"); !ok {
+		m.fail(CodeManifestRequired, ptr(""), root, "required field \"name\" is missing")
 	}
-	name := root.Get("name")
-	if name == nil {
-		m.fail(CodeManifestRequired, "", root, "required field \"name\" is missing")
-	}
-	for _, mem := range root.Members {
-		ptr := "/" + jsontree.EscapePointer(mem.Name)
+	for mem := range root.Members() {
+		name := mem.Name()
+		pkg.Manifest[name] = json.RawMessage(mem.Value.Raw())
+		p := ptrMember("", mem.Key)
 		v := mem.Value
-		switch mem.Name {
+		switch name {
 		case "$schema":
 		case "name":
-			if s, ok := m.str(ptr, v); ok {
+			if s, ok := m.str(p, v); ok {
 				if why := checkPluginName(s); why != "" {
-					m.fail(CodeManifestName, ptr, v, "plugin name %q is invalid: %s", s, why)
+					m.fail(CodeManifestName, p, v, "plugin name %q is invalid: %s", s, why)
 				} else {
 					pkg.Name = s
 				}
 			}
 		case "version":
-			pkg.Version, _ = m.str(ptr, v)
+			pkg.Version, _ = m.str(p, v)
 		case "description":
-			pkg.Description, _ = m.str(ptr, v)
+			pkg.Description, _ = m.str(p, v)
 		case "homepage":
-			pkg.Homepage, _ = m.str(ptr, v)
+			pkg.Homepage, _ = m.str(p, v)
 		case "repository":
-			pkg.Repository, _ = m.str(ptr, v)
+			pkg.Repository, _ = m.str(p, v)
 		case "license":
-			pkg.License, _ = m.str(ptr, v)
+			pkg.License, _ = m.str(p, v)
 		case "keywords":
-			m.keywords(ptr, v)
+			m.keywords(p.String(), v)
 		case "author":
-			m.author(ptr, v)
+			m.author(p.String(), v)
 		case "extensions":
-			m.extensions(ptr, v)
+			m.extensions(p.String(), v)
 		default:
 			// Spec 5.2: report and ignore each unknown field; assign it no
 			// meaning. It stays in Manifest as the original object.
-			m.l.at(Warning, CodeManifestUnknownField, manifestPath, m.src, ptr, mem.Offset,
-				"unknown top-level field %q is ignored (client data belongs under \"extensions\")", mem.Name)
+			m.l.at(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(),
+				"unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
 		}
 	}
 }
 
-func (m *manifestCheck) str(ptr string, v *jsontree.Node) (string, bool) {
-	if v.Kind != jsontree.String {
-		m.fail(CodeManifestType, ptr, v, "%q must be a string, not %s", strings.TrimPrefix(ptr, "/"), article(v.Kind))
+func (m *manifestCheck) str(p pointer, v jsontree.Node) (string, bool) {
+	if v.Kind() != jsontree.String {
+		m.fail(CodeManifestType, p, v, "%q must be a string, not %s", strings.TrimPrefix(p.String(), "/"), article(v.Kind()))
 		return "", false
 	}
-	return v.Str, true
+	return v.Str(), true
 }
 
-func (m *manifestCheck) keywords(ptr string, v *jsontree.Node) {
-	if v.Kind != jsontree.Array {
-		m.fail(CodeManifestType, ptr, v, "\"keywords\" must be an array of strings, not %s", article(v.Kind))
+func (m *manifestCheck) keywords(p string, v jsontree.Node) {
+	if v.Kind() != jsontree.Array {
+		m.fail(CodeManifestType, ptr(p), v, "\"keywords\" must be an array of strings, not %s", article(v.Kind()))
 		return
 	}
-	kw := make([]string, 0, len(v.Elems))
-	for i, e := range v.Elems {
-		if e.Kind != jsontree.String {
-			m.fail(CodeManifestType, ptr+"/"+strconv.Itoa(i), e, "\"keywords\" must hold only strings, not %s", article(e.Kind))
+	kw := make([]string, 0, countStrings(v))
+	for i, e := range v.Elems() {
+		if e.Kind() != jsontree.String {
+			m.fail(CodeManifestType, ptrIndex(p, i), e, "\"keywords\" must hold only strings, not %s", article(e.Kind()))
 			continue
 		}
-		kw = append(kw, e.Str)
+		kw = append(kw, e.Str())
 	}
 	m.l.pkg.Keywords = kw
 }
 
-func (m *manifestCheck) author(ptr string, v *jsontree.Node) {
-	if v.Kind != jsontree.Object {
-		m.fail(CodeManifestType, ptr, v, "\"author\" must be an object, not %s", article(v.Kind))
+func (m *manifestCheck) author(p string, v jsontree.Node) {
+	if v.Kind() != jsontree.Object {
+		m.fail(CodeManifestType, ptr(p), v, "\"author\" must be an object, not %s", article(v.Kind()))
 		return
 	}
 	a := &Author{}
-	for _, mem := range v.Members {
-		p := ptr + "/" + jsontree.EscapePointer(mem.Name)
+	for mem := range v.Members() {
 		var dst *string
-		switch mem.Name {
-		case "name":
+		switch {
+		case mem.Key.Equal("name"):
 			dst = &a.Name
-		case "email":
+		case mem.Key.Equal("email"):
 			dst = &a.Email
-		case "url":
+		case mem.Key.Equal("url"):
 			dst = &a.URL
 		default:
-			m.fail(CodeManifestAuthor, p, mem.Value, "\"author\" may hold only name, email and url, not %q", mem.Name)
+			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "\"author\" may hold only name, email and url, not %q", mem.Name())
 			continue
 		}
-		if mem.Value.Kind != jsontree.String {
-			m.fail(CodeManifestAuthor, p, mem.Value, "author %q must be a string, not %s", mem.Name, article(mem.Value.Kind))
+		if mem.Value.Kind() != jsontree.String {
+			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "author %q must be a string, not %s", mem.Name(), article(mem.Value.Kind()))
 			continue
 		}
-		*dst = mem.Value.Str
+		*dst = mem.Value.Str()
 	}
 	m.l.pkg.Author = a
 }
 
 // extensions applies spec 8.1: a non-object field is reported and ignored;
 // each member value must be an object, whose contents are never validated.
-func (m *manifestCheck) extensions(ptr string, v *jsontree.Node) {
-	if v.Kind != jsontree.Object {
-		m.l.at(Warning, CodeManifestExtensionsNotObj, manifestPath, m.src, ptr, v.Offset,
-			"\"extensions\" must be an object, not %s; it is ignored", article(v.Kind))
+func (m *manifestCheck) extensions(p string, v jsontree.Node) {
+	if v.Kind() != jsontree.Object {
+		m.l.at(Warning, CodeManifestExtensionsNotObj, m.doc, ptr(p), v.Offset(),
+			"\"extensions\" must be an object, not %s; it is ignored", article(v.Kind()))
 		return
 	}
 	pkg := m.l.pkg
-	pkg.ExtensionData = make(map[string]json.RawMessage, len(v.Members))
-	for _, mem := range v.Members {
-		p := ptr + "/" + jsontree.EscapePointer(mem.Name)
-		if mem.Value.Kind != jsontree.Object {
-			m.fail(CodeManifestExtensionType, p, mem.Value,
-				"extension %q must be an object, not %s", mem.Name, article(mem.Value.Kind))
+	pkg.ExtensionData = make(map[string]json.RawMessage, v.Len())
+	for mem := range v.Members() {
+		name := mem.Name()
+		if mem.Value.Kind() != jsontree.Object {
+			m.fail(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value,
+				"extension %q must be an object, not %s", name, article(mem.Value.Kind()))
 			continue
 		}
-		if !IsNamespace(mem.Name) {
-			m.l.at(Warning, CodeManifestExtensionNamespace, manifestPath, m.src, p, mem.Offset,
-				"extension key %q is not a reverse-domain namespace such as com.example.client", mem.Name)
+		if !IsNamespace(name) {
+			m.l.at(Warning, CodeManifestExtensionNamespace, m.doc, ptrMember(p, mem.Key), mem.Offset(),
+				"extension key %q is not a reverse-domain namespace such as com.example.client", name)
 		}
-		pkg.Extensions = append(pkg.Extensions, mem.Name)
-		pkg.ExtensionData[mem.Name] = json.RawMessage(mem.Value.Raw(m.src))
+		pkg.Extensions = append(pkg.Extensions, name)
+		pkg.ExtensionData[name] = json.RawMessage(mem.Value.Raw())
 	}
 	sort.Strings(pkg.Extensions)
 }
@@ -280,13 +275,28 @@ func IsNamespace(s string) bool {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func article(k jsontree.Kind) string {
-	switch k {
-	case jsontree.Null:
-		return "null"
-	case jsontree.Array, jsontree.Object:
-		return "an " + k.String()
-	default:
-		return "a " + k.String()
+// countStrings counts the strings among the elements of array a, to size
+// what holds them: an array of anything else costs nothing more.
+func countStrings(a jsontree.Node) int {
+	n := 0
+	for _, e := range a.Elems() {
+		if e.Kind() == jsontree.String {
+			n++
+		}
 	}
+	return n
 }
+
+// articled names a JSON kind with its article in messages ("an array").
+// It is a byte, so passing it to a message costs no allocation: building
+// diagnostics that MaxDiagnostics then drops must cost nothing.
+type articled jsontree.Kind
+
+var articles = [...]string{
+	jsontree.Null: "null", jsontree.Bool: "a boolean", jsontree.Number: "a number",
+	jsontree.String: "a string", jsontree.Array: "an array", jsontree.Object: "an object",
+}
+
+func (a articled) String() string { return articles[a] }
+
+func article(k jsontree.Kind) articled { return articled(k) }

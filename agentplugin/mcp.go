@@ -30,49 +30,47 @@ func (l *loader) mcp() {
 	case k == snapshot.Absent:
 		return
 	}
-	src := l.snap.Files[mcpPath]
-	root := l.parseJSON(mcpPath, src, Error, CodeMCPJSON, CodeMCPDuplicateKey)
-	if root == nil {
+	d, root, ok := l.parseJSON(mcpPath, Error, CodeMCPJSON, CodeMCPDuplicateKey)
+	if !ok {
 		l.pkg.MCP = MCPDisabled
 		return
 	}
-	if root.Kind != jsontree.Object {
-		l.at(Error, CodeMCPNotObject, mcpPath, src, "", root.Offset,
-			"mcp.json must hold a JSON object, not %s; MCP is disabled for this plugin", article(root.Kind))
+	if root.Kind() != jsontree.Object {
+		l.at(Error, CodeMCPNotObject, d, ptr(""), root.Offset(),
+			"mcp.json must hold a JSON object, not %s; MCP is disabled for this plugin", article(root.Kind()))
 		l.pkg.MCP = MCPDisabled
 		return
 	}
-	ok := true
-	fail := func(code, ptr string, offset int, format string, args ...any) {
-		l.at(Error, code, mcpPath, src, ptr, offset, format+"; MCP is disabled for this plugin", args...)
+	fail := func(code string, p pointer, offset int, format string, args ...any) {
+		l.at(Error, code, d, p, offset, format+"; MCP is disabled for this plugin", args...)
 		ok = false
 	}
-	switch s := root.Get("$schema"); {
-	case s == nil:
-		fail(CodeMCPRequired, "", root.Offset, "required field \"$schema\" is missing")
-	case s.Kind != jsontree.String:
-		fail(CodeMCPSchema, "/$schema", s.Offset, "\"$schema\" must be a string, not %s", article(s.Kind))
+	switch s, found := root.Get("$schema"); {
+	case !found:
+		fail(CodeMCPRequired, ptr(""), root.Offset(), "required field \"$schema\" is missing")
+	case s.Kind() != jsontree.String:
+		fail(CodeMCPSchema, ptr("/$schema"), s.Offset(), "\"$schema\" must be a string, not %s", article(s.Kind()))
 	default:
-		v := versionByMCPSchema(s.Str)
+		v := versionByMCPSchema(s.Str())
 		switch {
 		case v == nil:
-			fail(CodeMCPSchema, "/$schema", s.Offset, "%q is not a recognised MCP configuration schema", s.Str)
+			fail(CodeMCPSchema, ptr("/$schema"), s.Offset(), "%q is not a recognised MCP configuration schema", s.Str())
 		case v.Version != l.version.Version:
-			fail(CodeMCPSchemaMismatch, "/$schema", s.Offset,
+			fail(CodeMCPSchemaMismatch, ptr("/$schema"), s.Offset(),
 				"mcp.json targets Agent Plugins %s but plugin.json targets %s", v.Version, l.version.Version)
 		}
 	}
-	servers := root.Get("mcpServers")
+	servers, found := root.Get("mcpServers")
 	switch {
-	case servers == nil:
-		fail(CodeMCPRequired, "", root.Offset, "required field \"mcpServers\" is missing")
-	case servers.Kind != jsontree.Object:
-		fail(CodeMCPServersType, "/mcpServers", servers.Offset, "\"mcpServers\" must be an object, not %s", article(servers.Kind))
+	case !found:
+		fail(CodeMCPRequired, ptr(""), root.Offset(), "required field \"mcpServers\" is missing")
+	case servers.Kind() != jsontree.Object:
+		fail(CodeMCPServersType, ptr("/mcpServers"), servers.Offset(), "\"mcpServers\" must be an object, not %s", article(servers.Kind()))
 	}
-	for _, m := range root.Members {
-		if m.Name != "$schema" && m.Name != "mcpServers" {
-			fail(CodeMCPUnknownField, "/"+jsontree.EscapePointer(m.Name), m.Offset,
-				"unknown top-level field %q (mcp.json allows only $schema and mcpServers)", m.Name)
+	for m := range root.Members() {
+		if !m.Key.Equal("$schema") && !m.Key.Equal("mcpServers") {
+			fail(CodeMCPUnknownField, ptrMember("", m.Key), m.Offset(),
+				"unknown top-level field %q (mcp.json allows only $schema and mcpServers)", m.Name())
 		}
 	}
 	if !ok {
@@ -80,13 +78,16 @@ func (l *loader) mcp() {
 		return
 	}
 	l.pkg.MCP = MCPConfigured
-	for i, m := range servers.Members {
+	i := 0
+	for m := range servers.Members() {
 		if i >= l.limits.MaxServers {
-			l.at(Error, CodeMCPServersLimit, mcpPath, src, "/mcpServers", servers.Offset,
+			l.at(Error, CodeMCPServersLimit, d, ptr("/mcpServers"), servers.Offset(),
 				"more than %d servers (limit MaxServers); the rest are skipped", l.limits.MaxServers)
 			break
 		}
-		sc := &serverCheck{l: l, src: src, name: m.Name, ptr: "/mcpServers/" + jsontree.EscapePointer(m.Name), ok: true}
+		i++
+		name := m.Name()
+		sc := &serverCheck{l: l, doc: d, name: name, ptr: "/mcpServers/" + jsontree.EscapePointer(name), ok: true}
 		if s := sc.check(m); s != nil {
 			l.pkg.Servers = append(l.pkg.Servers, *s)
 		}
@@ -97,16 +98,18 @@ func (l *loader) mcp() {
 // serverCheck validates one entry of mcpServers (spec 7.2.1).
 type serverCheck struct {
 	l    *loader
-	src  []byte
+	doc  *jsonDoc
 	name string
 	ptr  string
 	ok   bool
 }
 
-func (c *serverCheck) fail(code, ptr string, offset int, format string, args ...any) {
-	c.l.at(Error, code, mcpPath, c.src, ptr, offset, "server %q: "+format+"; the server is skipped",
-		append([]any{c.name}, args...)...)
+func (c *serverCheck) fail(code string, p pointer, offset int, format string, args ...any) {
 	c.ok = false
+	if !c.l.full() {
+		c.l.place(Error, code, c.doc, p, offset,
+			fmt.Sprintf("server %q: "+format+"; the server is skipped", append([]any{c.name}, args...)...))
+	}
 }
 
 // variantFields lists the fields of each closed variant.
@@ -116,35 +119,36 @@ var variantFields = map[Transport][]string{
 	SSE:            {"type", "url", "headers"},
 }
 
-func (c *serverCheck) check(m *jsontree.Member) *Server {
+func (c *serverCheck) check(m jsontree.Member) *Server {
 	v := m.Value
 	if c.name == "" || strings.ContainsAny(c.name, "/\x00") {
-		c.fail(CodeServerName, c.ptr, m.Offset, "a server name must be non-empty and hold no '/' (it forms the ID PLUGIN/SERVER)")
+		c.fail(CodeServerName, ptr(c.ptr), m.Offset(), "a server name must be non-empty and hold no '/' (it forms the ID PLUGIN/SERVER)")
 	}
-	if v.Kind != jsontree.Object {
-		c.fail(CodeServerNotObject, c.ptr, v.Offset, "the configuration must be an object, not %s", article(v.Kind))
+	if v.Kind() != jsontree.Object {
+		c.fail(CodeServerNotObject, ptr(c.ptr), v.Offset(), "the configuration must be an object, not %s", article(v.Kind()))
 		return nil
 	}
-	t := v.Get("type")
+	t, found := v.Get("type")
 	switch {
-	case t == nil:
-		c.fail(CodeServerRequired, c.ptr, v.Offset, "required field \"type\" is missing")
+	case !found:
+		c.fail(CodeServerRequired, ptr(c.ptr), v.Offset(), "required field \"type\" is missing")
 		return nil
-	case t.Kind != jsontree.String:
-		c.fail(CodeServerType, c.ptr+"/type", t.Offset, "\"type\" must be a string, not %s", article(t.Kind))
+	case t.Kind() != jsontree.String:
+		c.fail(CodeServerType, ptr(c.ptr+"/type"), t.Offset(), "\"type\" must be a string, not %s", article(t.Kind()))
 		return nil
 	}
-	typ := Transport(t.Str)
+	typ := Transport(t.Str())
 	fields, known := variantFields[typ]
 	if !known {
-		c.fail(CodeServerType, c.ptr+"/type", t.Offset, "unknown type %q (expected stdio, streamable-http or sse)", t.Str)
+		c.fail(CodeServerType, ptr(c.ptr+"/type"), t.Offset(), "unknown type %q (expected stdio, streamable-http or sse)", t.Str())
 		return nil
 	}
-	s := &Server{ID: c.l.pkg.Name + "/" + c.name, Name: c.name, Type: typ, Raw: v.Raw(c.src)}
-	for _, f := range v.Members {
-		if !slices.Contains(fields, f.Name) {
-			c.fail(CodeServerUnknownField, c.ptr+"/"+jsontree.EscapePointer(f.Name), f.Offset,
-				"field %q is not allowed in a %s server%s", f.Name, typ, otherVariant(f.Name, typ))
+	s := &Server{ID: c.l.pkg.Name + "/" + c.name, Name: c.name, Type: typ, Raw: v.Raw()}
+	for f := range v.Members() {
+		if !slices.ContainsFunc(fields, f.Key.Equal) {
+			name := f.Name()
+			c.fail(CodeServerUnknownField, ptrMember(c.ptr, f.Key), f.Offset(),
+				"field %q is not allowed in a %s server%s", name, typ, otherVariant(name, typ))
 		}
 	}
 	if typ == Stdio {
@@ -156,7 +160,7 @@ func (c *serverCheck) check(m *jsontree.Member) *Server {
 		return nil
 	}
 	if !c.l.supports(typ) {
-		c.l.at(Warning, CodeTransportUnsupported, mcpPath, c.src, c.ptr+"/type", t.Offset,
+		c.l.at(Warning, CodeTransportUnsupported, c.doc, ptr(c.ptr+"/type"), t.Offset(),
 			"server %q: transport %s is not supported by this client; the server is skipped", c.name, typ)
 		return nil
 	}
@@ -178,85 +182,88 @@ func (l *loader) supports(t Transport) bool {
 
 // str returns a required or optional string field; ok is false when it is
 // present with another type (reported).
-func (c *serverCheck) str(obj *jsontree.Node, field string, required bool) (*jsontree.Node, bool) {
-	n := obj.Get(field)
+func (c *serverCheck) str(obj jsontree.Node, field string, required bool) (n jsontree.Node, ok bool) {
+	n, found := obj.Get(field)
 	switch {
-	case n == nil && required:
-		c.fail(CodeServerRequired, c.ptr, obj.Offset, "required field %q is missing", field)
-		return nil, false
-	case n == nil:
-		return nil, true
-	case n.Kind != jsontree.String:
-		c.fail(CodeServerFieldType, c.ptr+"/"+field, n.Offset, "%q must be a string, not %s", field, article(n.Kind))
-		return nil, false
+	case !found && required:
+		c.fail(CodeServerRequired, ptr(c.ptr), obj.Offset(), "required field %q is missing", field)
+		return n, false
+	case !found:
+		return n, true
+	case n.Kind() != jsontree.String:
+		c.fail(CodeServerFieldType, ptr(c.ptr+"/"+field), n.Offset(), "%q must be a string, not %s", field, article(n.Kind()))
+		return jsontree.Node{}, false
 	}
 	return n, true
 }
 
 // stringMap reads an optional object of strings (env, headers). Values are
 // never quoted in messages: they may be secrets.
-func (c *serverCheck) stringMap(obj *jsontree.Node, field string) (map[string]string, []*jsontree.Member) {
-	n := obj.Get(field)
-	if n == nil {
-		return nil, nil
+func (c *serverCheck) stringMap(obj jsontree.Node, field string) (map[string]string, jsontree.Node) {
+	n, found := obj.Get(field)
+	if !found {
+		return nil, jsontree.Node{}
 	}
-	if n.Kind != jsontree.Object {
-		c.fail(CodeServerFieldType, c.ptr+"/"+field, n.Offset, "%q must be an object of strings, not %s", field, article(n.Kind))
-		return nil, nil
+	p := c.ptr + "/" + field
+	if n.Kind() != jsontree.Object {
+		c.fail(CodeServerFieldType, ptr(p), n.Offset(), "%q must be an object of strings, not %s", field, article(n.Kind()))
+		return nil, jsontree.Node{}
 	}
-	out := make(map[string]string, len(n.Members))
-	for _, m := range n.Members {
-		if m.Value.Kind != jsontree.String {
-			c.fail(CodeServerFieldType, c.ptr+"/"+field+"/"+jsontree.EscapePointer(m.Name), m.Value.Offset,
-				"%s %q must have a string value, not %s", field, m.Name, article(m.Value.Kind))
+	out := make(map[string]string, n.Len())
+	for m := range n.Members() {
+		name := m.Name()
+		if m.Value.Kind() != jsontree.String {
+			c.fail(CodeServerFieldType, ptrMember(p, m.Key), m.Value.Offset(),
+				"%s %q must have a string value, not %s", field, name, article(m.Value.Kind()))
 			continue
 		}
-		out[m.Name] = m.Value.Str
+		out[name] = m.Value.Str()
 	}
-	return out, n.Members
+	return out, n
 }
 
-func (c *serverCheck) stdio(v *jsontree.Node, s *Server) {
+func (c *serverCheck) stdio(v jsontree.Node, s *Server) {
 	if cmd, ok := c.str(v, "command", true); ok {
-		s.Command = cmd.Str
+		s.Command = cmd.Str()
 		c.command(cmd)
 	}
-	if a := v.Get("args"); a != nil {
-		if a.Kind != jsontree.Array {
-			c.fail(CodeServerFieldType, c.ptr+"/args", a.Offset, "\"args\" must be an array of strings, not %s", article(a.Kind))
+	if a, found := v.Get("args"); found {
+		p := c.ptr + "/args"
+		if a.Kind() != jsontree.Array {
+			c.fail(CodeServerFieldType, ptr(p), a.Offset(), "\"args\" must be an array of strings, not %s", article(a.Kind()))
 		} else {
-			s.Args = make([]string, 0, len(a.Elems))
-			for i, e := range a.Elems {
-				if e.Kind != jsontree.String {
-					c.fail(CodeServerFieldType, fmt.Sprintf("%s/args/%d", c.ptr, i), e.Offset, "\"args\" must hold only strings, not %s", article(e.Kind))
+			s.Args = make([]string, 0, countStrings(a))
+			for i, e := range a.Elems() {
+				if e.Kind() != jsontree.String {
+					c.fail(CodeServerFieldType, ptrIndex(p, i), e.Offset(), "\"args\" must hold only strings, not %s", article(e.Kind()))
 					continue
 				}
-				s.Args = append(s.Args, e.Str)
+				s.Args = append(s.Args, e.Str())
 			}
 		}
 	}
-	env, members := c.stringMap(v, "env")
-	for _, m := range members {
-		p := c.ptr + "/env/" + jsontree.EscapePointer(m.Name)
+	env, obj := c.stringMap(v, "env")
+	for m := range obj.Members() {
+		p := ptrMember(c.ptr+"/env", m.Key)
 		switch {
-		case m.Name == "PLUGIN_ROOT" || m.Name == "PLUGIN_DATA":
-			c.fail(CodeEnvReserved, p, m.Offset, "env must not set %s: the client supplies it (spec 9.2)", m.Name)
-		case m.Name == "" || strings.ContainsAny(m.Name, "=\x00"):
-			c.fail(CodeEnvName, p, m.Offset, "env name %q cannot be an environment variable name", m.Name)
+		case m.Key.Equal("PLUGIN_ROOT") || m.Key.Equal("PLUGIN_DATA"):
+			c.fail(CodeEnvReserved, p, m.Offset(), "env must not set %s: the client supplies it (spec 9.2)", m.Name())
+		case m.Key.Equal("") || strings.ContainsAny(m.Name(), "=\x00"):
+			c.fail(CodeEnvName, p, m.Offset(), "env name %q cannot be an environment variable name", m.Name())
 		}
 	}
 	s.Env = env
-	if cwd, ok := c.str(v, "cwd", false); ok && cwd != nil {
-		s.Cwd = cwd.Str
+	if cwd, ok := c.str(v, "cwd", false); ok && cwd.Exists() {
+		s.Cwd = cwd.Str()
 		c.cwd(cwd)
 	}
 }
 
 // command applies spec 7.2.1: one executable token, either a bare name or
 // a "./" path inside the root; never absolute, never a placeholder.
-func (c *serverCheck) command(n *jsontree.Node) {
-	cmd, ptr := n.Str, c.ptr+"/command"
-	bad := func(format string, args ...any) { c.fail(CodeCommandInvalid, ptr, n.Offset, format, args...) }
+func (c *serverCheck) command(n jsontree.Node) {
+	cmd, p := n.Str(), ptr(c.ptr+"/command")
+	bad := func(format string, args ...any) { c.fail(CodeCommandInvalid, p, n.Offset(), format, args...) }
 	switch {
 	case cmd == "":
 		bad("\"command\" is empty")
@@ -268,7 +275,7 @@ func (c *serverCheck) command(n *jsontree.Node) {
 		bad("\"command\" must not contain backslashes or NUL")
 		return
 	case strings.HasPrefix(cmd, "../"):
-		c.fail(CodeCommandEscapes, ptr, n.Offset, "command %q escapes the plugin root", cmd)
+		c.fail(CodeCommandEscapes, p, n.Offset(), "command %q escapes the plugin root", cmd)
 		return
 	case !strings.HasPrefix(cmd, "./"):
 		if strings.Contains(cmd, "/") || strings.IndexFunc(cmd, isSpace) >= 0 || cmd == "." || cmd == ".." {
@@ -279,7 +286,7 @@ func (c *serverCheck) command(n *jsontree.Node) {
 	clean, inside := inRoot(cmd)
 	switch {
 	case !inside:
-		c.fail(CodeCommandEscapes, ptr, n.Offset, "command %q escapes the plugin root", cmd)
+		c.fail(CodeCommandEscapes, p, n.Offset(), "command %q escapes the plugin root", cmd)
 		return
 	case clean == "" || strings.HasSuffix(cmd, "/"):
 		bad("command %q names a directory, not an executable", cmd)
@@ -287,14 +294,14 @@ func (c *serverCheck) command(n *jsontree.Node) {
 	}
 	switch k, why := c.l.kind(clean); {
 	case why == snapshot.ReasonEscape || why == snapshot.ReasonCycle:
-		c.fail(CodeCommandEscapes, ptr, n.Offset, "command %q does not resolve within the plugin root (%s)", cmd, why)
+		c.fail(CodeCommandEscapes, p, n.Offset(), "command %q does not resolve within the plugin root (%s)", cmd, why)
 	case k == snapshot.Dir || why == snapshot.ReasonSpecial:
 		bad("command %q is not a regular file", cmd)
 	case k == snapshot.Absent:
-		c.l.at(Warning, CodeCommandNotFound, mcpPath, c.src, ptr, n.Offset,
+		c.l.at(Warning, CodeCommandNotFound, c.doc, p, n.Offset(),
 			"server %q: command %q is not in the package; starting it will fail", c.name, cmd)
 	case c.l.snap.Mode(clean)&0o111 == 0:
-		c.l.at(Warning, CodeCommandNotExecutable, mcpPath, c.src, ptr, n.Offset,
+		c.l.at(Warning, CodeCommandNotExecutable, c.doc, p, n.Offset(),
 			"server %q: command %q is not executable (mode %04o); starting it will fail", c.name, cmd, c.l.snap.Mode(clean))
 	}
 }
@@ -316,10 +323,10 @@ const (
 // cwd checks the three forms of spec 7.2.1 and catches ".." escapes
 // lexically; links are judged against the snapshot's omissions here and
 // against the real filesystem again at launch (package mcprun).
-func (c *serverCheck) cwd(n *jsontree.Node) {
-	cwd, ptr := n.Str, c.ptr+"/cwd"
+func (c *serverCheck) cwd(n jsontree.Node) {
+	cwd, p := n.Str(), ptr(c.ptr+"/cwd")
 	if strings.ContainsAny(cwd, "\\\x00") {
-		c.fail(CodeCwdInvalid, ptr, n.Offset, "\"cwd\" must not contain backslashes or NUL")
+		c.fail(CodeCwdInvalid, p, n.Offset(), "\"cwd\" must not contain backslashes or NUL")
 		return
 	}
 	var rel string
@@ -332,7 +339,7 @@ func (c *serverCheck) cwd(n *jsontree.Node) {
 	case cwd == dataPlaceholder || strings.HasPrefix(cwd, dataPlaceholder+"/"):
 		rel, inPackage = "."+cwd[len(dataPlaceholder):], false
 	default:
-		c.fail(CodeCwdInvalid, ptr, n.Offset,
+		c.fail(CodeCwdInvalid, p, n.Offset(),
 			"cwd %q must start with ./, ${PLUGIN_ROOT} or ${PLUGIN_DATA}", cwd)
 		return
 	}
@@ -342,41 +349,42 @@ func (c *serverCheck) cwd(n *jsontree.Node) {
 		if !inPackage {
 			where = "plugin data directory"
 		}
-		c.fail(CodeCwdEscapes, ptr, n.Offset, "cwd %q escapes the %s", cwd, where)
+		c.fail(CodeCwdEscapes, p, n.Offset(), "cwd %q escapes the %s", cwd, where)
 		return
 	}
 	if inPackage && clean != "" {
 		if _, why := c.l.kind(clean); why == snapshot.ReasonEscape || why == snapshot.ReasonCycle {
-			c.fail(CodeCwdEscapes, ptr, n.Offset, "cwd %q does not resolve within the plugin root (%s)", cwd, why)
+			c.fail(CodeCwdEscapes, p, n.Offset(), "cwd %q does not resolve within the plugin root (%s)", cwd, why)
 		}
 	}
 }
 
-func (c *serverCheck) remote(v *jsontree.Node, s *Server) {
+func (c *serverCheck) remote(v jsontree.Node, s *Server) {
 	if u, ok := c.str(v, "url", true); ok {
-		s.URL = u.Str
-		if code, why := checkURL(u.Str); code != "" {
-			c.fail(code, c.ptr+"/url", u.Offset, "%s", why)
+		s.URL = u.Str()
+		if code, why := checkURL(s.URL); code != "" {
+			c.fail(code, ptr(c.ptr+"/url"), u.Offset(), "%s", why)
 		}
 	}
-	headers, members := c.stringMap(v, "headers")
+	headers, obj := c.stringMap(v, "headers")
 	seen := map[string]string{}
-	for _, m := range members {
-		p := c.ptr + "/headers/" + jsontree.EscapePointer(m.Name)
-		if !validHeaderName(m.Name) {
-			c.fail(CodeHeaderInvalid, p, m.Offset, "%s", CheckHeader(m.Name, ""))
+	for m := range obj.Members() {
+		p := ptrMember(c.ptr+"/headers", m.Key)
+		name := m.Name()
+		if !validHeaderName(name) {
+			c.fail(CodeHeaderInvalid, p, m.Offset(), "%s", CheckHeader(name, ""))
 			continue
 		}
-		if m.Value.Kind == jsontree.String {
-			if err := CheckHeader(m.Name, m.Value.Str); err != nil {
-				c.fail(CodeHeaderInvalid, p, m.Value.Offset, "%s", err)
+		if m.Value.Kind() == jsontree.String {
+			if err := CheckHeader(name, m.Value.Str()); err != nil {
+				c.fail(CodeHeaderInvalid, p, m.Value.Offset(), "%s", err)
 			}
 		}
-		lower := strings.ToLower(m.Name)
+		lower := strings.ToLower(name)
 		if other, dup := seen[lower]; dup {
-			c.fail(CodeHeaderDuplicate, p, m.Offset, "header %q repeats %q (header names are case-insensitive)", m.Name, other)
+			c.fail(CodeHeaderDuplicate, p, m.Offset(), "header %q repeats %q (header names are case-insensitive)", name, other)
 		}
-		seen[lower] = m.Name
+		seen[lower] = name
 	}
 	s.Headers = headers
 }

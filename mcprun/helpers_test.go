@@ -16,6 +16,10 @@ import (
 var testServerBin string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		testServerBin = os.Getenv("MCPRUN_TEST_SERVER")
+		os.Exit(runHelper(mode))
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "mcprun-testserver-")
 		if err != nil {
@@ -105,9 +109,9 @@ func stdioServer(plugin, name string) agentplugin.Server {
 }
 
 // baseOptions plans with an empty base environment and a private data
-// home, so tests never touch the user's real data directory.
+// directory, so tests never touch the user's real data directory.
 func baseOptions(t testing.TB, root string) PlanOptions {
-	return PlanOptions{Root: root, DataHome: filepath.Join(t.TempDir(), "data"), BaseEnv: []string{}}
+	return PlanOptions{Root: root, DataDir: filepath.Join(t.TempDir(), "data", "p"), BaseEnv: []string{}}
 }
 
 // envMap turns KEY=VALUE entries into a map, failing on duplicates.

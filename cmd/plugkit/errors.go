@@ -12,6 +12,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 )
@@ -27,16 +28,29 @@ const (
 // Error codes of the --json failure document. They are a stable interface,
 // listed in docs/cli.md: add codes, never rename them.
 const (
-	codeUsage       = "usage"            // wrong flags or arguments
-	codeIO          = "io"               // a file or directory could not be read or written
-	codeFailed      = "failed"           // the operation failed or was refused
-	codeRejected    = "plugin-rejected"  // the specification requires rejecting the plugin
-	codeInvalid     = "plugin-invalid"   // the plugin loaded with error diagnostics
-	codeLimit       = "limit-exceeded"   // a named limit was hit
-	codeArchive     = "archive-invalid"  // an archive was refused
-	codeDigest      = "digest-mismatch"  // bytes did not hash to the digest asked for
-	codeRegistry    = "registry-refused" // a registry answered with an error status
-	codeInterrupted = "interrupted"      // SIGINT or SIGTERM
+	codeUsage       = "usage"               // wrong flags or arguments
+	codeIO          = "io"                  // a file or directory could not be read or written
+	codeFailed      = "failed"              // the operation failed or was refused
+	codeRejected    = "plugin-rejected"     // the specification requires rejecting the plugin
+	codeInvalid     = "plugin-invalid"      // the plugin loaded with error diagnostics
+	codeLimit       = "limit-exceeded"      // a named limit was hit
+	codeArchive     = "archive-invalid"     // an archive was refused
+	codeDigest      = "digest-mismatch"     // bytes did not hash to the digest asked for
+	codeRegistry    = "registry-refused"    // a registry answered with an error status
+	codeInterrupted = "interrupted"         // SIGINT or SIGTERM
+	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
+	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
+	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
+
+	// Codes of the verbs that change a plugin home (install, update,
+	// remove, sync) and check it.
+	codeConsent       = "consent-required" // a change needs consent that was refused or not given
+	codeConflict      = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled  = "not-installed"    // no installed plugin has that name
+	codeBusy          = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged = "source-changed"   // a source gives other bytes than the lock records
+	codeModified      = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid   = "lock-invalid"     // plugkit.lock cannot be read as a lock file
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
@@ -130,8 +144,14 @@ func errorCode(err error, exit int) string {
 		return codeRejected
 	case errors.Is(err, snapshot.ErrLimit):
 		return codeLimit
-	case errors.Is(err, distribution.ErrDigestMismatch):
+	case errors.Is(err, distribution.ErrDigestMismatch), errors.Is(err, oci.ErrDescriptor):
 		return codeDigest
+	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
+		return codeNotPlugin
+	case errors.Is(err, oci.ErrAmbiguous):
+		return codeAmbiguous
+	case errors.Is(err, oci.ErrNoPlugin):
+		return codeNotFound
 	case errors.As(err, &se):
 		return codeRegistry
 	case errors.Is(err, source.ErrArchive), isArchiveError(err):

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/mcprun"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -202,9 +203,18 @@ func loadPlugin(path string, ts []agentplugin.Transport) (*agentplugin.Package, 
 }
 
 // startOptions are the options of one CLI run: the directory as the
-// installed root, the caller's environment as the base.
-func startOptions(root, dataDir string) mcprun.StartOptions {
-	return mcprun.StartOptions{PlanOptions: mcprun.PlanOptions{Root: root, DataDir: dataDir}}
+// installed root, an ad-hoc data directory unless one is given.
+func startOptions(root, name, dataDir string) (mcprun.StartOptions, error) {
+	if dataDir == "" {
+		home, err := host.DefaultHome()
+		if err == nil {
+			dataDir, err = host.AdhocDataDir(home, name, root)
+		}
+		if err != nil {
+			return mcprun.StartOptions{}, usage(err)
+		}
+	}
+	return mcprun.StartOptions{PlanOptions: mcprun.PlanOptions{Root: root, DataDir: dataDir}, Subreaper: true}, nil
 }
 
 func runMCPList(ctx context.Context, path string, ts []agentplugin.Transport, dataDir string) (*mcpListReport, error) {
@@ -212,7 +222,10 @@ func runMCPList(ctx context.Context, path string, ts []agentplugin.Transport, da
 	if err != nil {
 		return nil, err
 	}
-	opts := startOptions(path, dataDir)
+	opts, err := startOptions(path, pkg.Name, dataDir)
+	if err != nil {
+		return nil, err
+	}
 	opts.Transports = ts
 	rt, err := mcprun.Start(ctx, pkg, opts)
 	if err != nil {
@@ -326,7 +339,11 @@ func runMCPCall(ctx context.Context, path, server, tool string, arguments json.R
 	// Start only the server called: the others have no part in this run.
 	one := *pkg
 	one.Servers = pkg.Servers[i : i+1]
-	rt, err := mcprun.Start(ctx, &one, startOptions(path, dataDir))
+	opts, err := startOptions(path, pkg.Name, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := mcprun.Start(ctx, &one, opts)
 	if err != nil {
 		return nil, failed(err)
 	}

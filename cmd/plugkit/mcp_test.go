@@ -73,7 +73,7 @@ func TestMCPCommands(t *testing.T) {
 			}
 			switch s.Name {
 			case "good":
-				if !slices.Equal(s.Tools, []string{"echo", "info", "spawn", "write"}) {
+				if !slices.Equal(s.Tools, []string{"echo", "fail", "info", "sleep", "spawn", "write"}) {
 					t.Errorf("good: tools %q", s.Tools)
 				}
 			case "remote":
@@ -93,7 +93,7 @@ func TestMCPCommands(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		if !strings.Contains(stdout, "plugin demo") || !strings.Contains(stdout, "good") || !strings.Contains(stdout, "echo, info, spawn, write") {
+		if !strings.Contains(stdout, "plugin demo") || !strings.Contains(stdout, "good") || !strings.Contains(stdout, "echo, fail, info, sleep, spawn, write") {
 			t.Errorf("output:\n%s", stdout)
 		}
 		// A transport the user left out is skipped without failing the run.

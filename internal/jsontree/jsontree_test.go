@@ -1,58 +1,69 @@
 package jsontree
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// toAny converts a tree to the values encoding/json decodes to, so that the
-// two parsers can be compared.
-func toAny(n *Node) any {
-	switch n.Kind {
+// toAny converts a tree to the values encoding/json decodes to with
+// UseNumber, so that the two parsers can be compared. Numbers stay as
+// written: a number out of float64's range (1e700) is valid JSON.
+func toAny(n Node) any {
+	switch n.Kind() {
 	case Null:
 		return nil
 	case Bool:
-		return n.Bool
+		return n.Bool()
 	case Number:
-		var f float64
-		_ = json.Unmarshal([]byte(n.Str), &f)
-		return f
+		return json.Number(n.Str())
 	case String:
-		return n.Str
+		return n.Str()
 	case Array:
-		out := make([]any, len(n.Elems))
-		for i, e := range n.Elems {
-			out[i] = toAny(e)
+		out := []any{}
+		for _, e := range n.Elems() {
+			out = append(out, toAny(e))
 		}
 		return out
 	default:
-		out := make(map[string]any, len(n.Members))
-		for _, m := range n.Members {
-			out[m.Name] = toAny(m.Value)
+		out := map[string]any{}
+		for m := range n.Members() {
+			out[m.Name()] = toAny(m.Value)
 		}
 		return out
 	}
 }
 
+// decode is what encoding/json makes of doc, numbers kept as written.
+func decode(doc []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	var v any
+	err := d.Decode(&v)
+	return v, err
+}
+
 func TestParseAgreesWithEncodingJSON(t *testing.T) {
 	for _, doc := range []string{
-		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5e+10`, `1E3`, `"a\u00e9\n\"\\\/"`,
+		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5e+10`, `1E3`, `1e700`, `"a\u00e9\n\"\\\/"`,
 		`{"a": [1, {"b": null}], "c": "\ud83d\ude00"}`, " \t\n{ \"a\" : 1 } \r\n", `"\ud800"`, `"\udc00\ud800x"`,
+		`[{"a": {}}, [], [[]], {"b": [1, 2]}, "x"]`,
 	} {
-		n, err := Parse([]byte(doc), 0)
+		tree, err := Parse([]byte(doc), 0)
 		if err != nil {
 			t.Errorf("%q: %v", doc, err)
 			continue
 		}
-		var want any
-		if err := json.Unmarshal([]byte(doc), &want); err != nil {
+		want, err := decode([]byte(doc))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := toAny(n); !reflect.DeepEqual(got, want) {
+		if got := toAny(tree.Root()); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: got %#v, want %#v", doc, got, want)
 		}
 	}
@@ -66,9 +77,10 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{``, 0, nil}, {`{`, 1, nil}, {`{"a" 1}`, 5, nil}, {`{"a": 1,}`, 8, nil}, {`[1,]`, 3, nil},
 		{`01`, 1, nil}, {`1.`, 2, nil}, {`-`, 1, nil}, {`1e`, 2, nil}, {`tru`, 0, nil}, {`nul`, 0, nil},
-		{`"a`, 2, nil}, {"\"a\tb\"", 2, nil}, {`"\x"`, 1, nil}, {`"\u12"`, 1, nil}, {`{} {}`, 3, nil},
-		{"\"\xff\"", 1, nil}, {`'a'`, 0, nil}, {`{a: 1}`, 1, nil},
+		{`"a`, 2, nil}, {"\"a\tb\"", 2, nil}, {`"\x"`, 1, nil}, {`"\u12"`, 1, nil}, {`"\u12g4"`, 1, nil}, {`{} {}`, 3, nil},
+		{"\"\xff\"", 1, nil}, {`'a'`, 0, nil}, {`{a: 1}`, 1, nil}, {`"\x` + "\t\"", 3, nil},
 		{`{"a": 1, "a": 2}`, 9, ErrDuplicate},
+		{`{"a": 1, "\u0061": 2}`, 9, ErrDuplicate},
 		{`{"x": {"a": 1, "b": {}, "a": 2}}`, 24, ErrDuplicate},
 		{`[[[[1]]]]`, 3, ErrDepth},
 	} {
@@ -85,34 +97,113 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%q: %v is not %v", c.doc, err, c.kind)
 		}
 	}
-	_, err := Parse([]byte(`{"x": {"a": 1, "a": 2}}`), 0)
+	_, err := Parse([]byte(`{"x": [0, {"a~/": {"a": 1, "a": 2}}]}`), 0)
 	var se *SyntaxError
-	if !errors.As(err, &se) || se.Pointer != "/x" {
-		t.Errorf("duplicate pointer: %v", err)
+	if !errors.As(err, &se) || se.Pointer != "/x/1/a~0~1" || se.Msg != `duplicate member name "a"` {
+		t.Errorf("duplicate pointer: %v %+v", err, se)
+	}
+}
+
+// TestDuplicatesInLargeObjects covers objects past the size where names are
+// compared one by one: a duplicate is found whether written the same way
+// or through escapes, and objects of any size without one are accepted.
+func TestDuplicatesInLargeObjects(t *testing.T) {
+	object := func(n int, extra string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d": %d, `, i, i)
+		}
+		b.WriteString(extra + `"end": 0}`)
+		return b.String()
+	}
+	for _, n := range []int{0, 1, smallObject - 1, smallObject, smallObject + 1, 1000} {
+		if _, err := Parse([]byte(object(n, "")), 0); err != nil {
+			t.Errorf("%d members: %v", n, err)
+		}
+		if n == 0 {
+			continue
+		}
+		for _, dup := range []string{fmt.Sprintf(`"k%d": 0, `, n-1), `"k\u0030": 0, `, `"\u006b0": 0, `} {
+			doc := object(n, dup)
+			_, err := Parse([]byte(doc), 0)
+			var se *SyntaxError
+			if !errors.As(err, &se) || !errors.Is(err, ErrDuplicate) {
+				t.Errorf("%d members + %s: err %v", n, dup, err)
+				continue
+			}
+			if want := strings.LastIndex(doc, dup); se.Offset != want {
+				t.Errorf("%d members + %s: offset %d, want %d", n, dup, se.Offset, want)
+			}
+		}
+	}
+	// Many small objects after a large one, at the same depth.
+	doc := "[" + object(5000, "") + strings.Repeat(`, {"a": 1, "b": 2}`, 5000) + "]"
+	if _, err := Parse([]byte(doc), 0); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func TestPositions(t *testing.T) {
 	src := []byte("{\n  \"a\": [1,\n    \"x\"],\n  \"b~/c\": true\n}")
-	n, err := Parse(src, 0)
+	tree, err := Parse(src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := n.Get("a").Elems[1]
-	if line, col := LineCol(src, x.Offset); line != 3 || col != 5 || string(x.Raw(src)) != `"x"` {
-		t.Errorf("x at %d:%d raw %q", line, col, x.Raw(src))
+	a, _ := tree.Root().Get("a")
+	var x Node
+	for i, e := range a.Elems() {
+		if i == 1 {
+			x = e
+		}
 	}
-	if n.Get("missing") != nil || n.Members[1].Name != "b~/c" || EscapePointer("b~/c") != "b~0~1c" {
+	if line, col := NewLines(src).Position(x.Offset()); line != 3 || col != 5 || string(x.Raw()) != `"x"` {
+		t.Errorf("x at %d:%d raw %q", line, col, x.Raw())
+	}
+	if _, ok := tree.Root().Get("missing"); ok || tree.Root().Len() != 2 || EscapePointer("b~/c") != "b~0~1c" {
 		t.Error("members or pointer escaping wrong")
 	}
 }
 
+// TestLines compares Position with counting from the start, around block
+// boundaries, on long lines and on many short ones.
+func TestLines(t *testing.T) {
+	naive := func(src []byte, offset int) (int, int) {
+		line, start := 1, 0
+		for i := 0; i < offset; i++ {
+			if src[i] == '\n' {
+				line, start = line+1, i+1
+			}
+		}
+		return line, offset - start + 1
+	}
+	for _, src := range [][]byte{
+		nil, []byte("\n"), []byte("abc"),
+		bytes.Repeat([]byte("\n"), 3*lineBlock+7),
+		bytes.Repeat([]byte("x"), 3*lineBlock),
+		bytes.Repeat([]byte("ab\ncdefg\n\n"), lineBlock),
+		append(bytes.Repeat([]byte("y"), 2*lineBlock-1), bytes.Repeat([]byte("\nz"), lineBlock)...),
+	} {
+		l := NewLines(src)
+		for off := 0; off <= len(src); off += 1 + off%97 {
+			gl, gc := l.Position(off)
+			wl, wc := naive(src, off)
+			if gl != wl || gc != wc {
+				t.Fatalf("len %d offset %d: %d:%d, want %d:%d", len(src), off, gl, gc, wl, wc)
+			}
+		}
+		if gl, gc := l.Position(len(src) + 10); gl < 1 || gc < 1 {
+			t.Errorf("past the end: %d:%d", gl, gc)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud800\udc00"`, `{"a":1,"a":2}`, `[[[[[[]]]]]]`, `-0.0e-0`} {
+	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `"\ud800\udc00"`, `{"a":1,"a":2}`, `[[[[[[]]]]]]`, `-0.0e-0`, `1e700`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n, err := Parse(b, 0)
+		tree, err := Parse(b, 0)
 		// encoding/json tolerates invalid UTF-8; RFC 8259 and this package do not.
 		valid := json.Valid(b) && utf8.Valid(b)
 		if err == nil && !valid {
@@ -122,9 +213,11 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("refused valid JSON %q: %v", b, err)
 		}
 		if err == nil && !strings.Contains(string(b), `\u`) {
-			var want any
-			_ = json.Unmarshal(b, &want)
-			if got := toAny(n); !reflect.DeepEqual(got, want) {
+			want, derr := decode(b)
+			if derr != nil {
+				t.Fatalf("%q: encoding/json: %v", b, derr)
+			}
+			if got := toAny(tree.Root()); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%q: got %#v, want %#v", b, got, want)
 			}
 		}
