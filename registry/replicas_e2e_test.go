@@ -56,6 +56,10 @@ func startReplicas(t *testing.T) *replicaSet {
 	blobs := []string{"--blobs", "s3://" + r.bucket + "/registry"}
 	r.a = startServeEnv(t, "", env, append(append(r.storage, blobs...), "--access-log")...)
 	r.b = startServeEnv(t, "", env, append(append(r.storage, blobs...), "--blobs-redirect", "--access-log")...)
+	// No data directory: not even the default one in the working directory.
+	if _, err := os.Stat("plugkit-data"); !os.IsNotExist(err) {
+		t.Fatalf("a replica with --database and --blobs created a data directory: %v", err)
+	}
 	return r
 }
 

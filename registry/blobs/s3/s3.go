@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -86,8 +87,14 @@ func ParseURL(raw string) (bucket, prefix string, err error) {
 		return "", "", fmt.Errorf("s3: %q: want s3://BUCKET or s3://BUCKET/PREFIX", raw)
 	}
 	prefix = strings.Trim(u.Path, "/")
-	if strings.Contains(prefix, "//") {
-		return "", "", fmt.Errorf("s3: %q: empty segment in the prefix", raw)
+	if prefix != "" {
+		for seg := range strings.SplitSeq(prefix, "/") {
+			// Servers that map keys onto files (versitygw's posix backend)
+			// must never see a key climb out of the bucket.
+			if seg == "" || seg == "." || seg == ".." || strings.ContainsFunc(seg, unicode.IsControl) {
+				return "", "", fmt.Errorf("s3: %q: the prefix must be names separated by single slashes", raw)
+			}
+		}
 	}
 	return u.Host, prefix, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,8 @@ func TestParseURL(t *testing.T) {
 		"s3://bucket/a/b/":       "bucket|a/b",
 		"s3://bucket/plugkit":    "bucket|plugkit",
 		"s3://bucket/a//b":       "error",
+		"s3://bucket/%2e%2e/x":   "error",
+		"s3://bucket/a/./b":      "error",
 		"s3://":                  "error",
 		"https://bucket/x":       "error",
 		"s3://key:secret@bucket": "error",
@@ -232,4 +235,29 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := Open(ctx, "s3://"+bucket, Options{}); err != nil {
 		t.Fatalf("credentials from the shared file: %v", err)
 	}
+}
+
+// FuzzParseURL: whatever the input, ParseURL either refuses it or returns
+// a bucket and a prefix that make the same URL again.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"s3://bucket", "s3://bucket/a/b", "s3://b//x", "s3://k:s@b/p", "s3://b/p?x=1", "s3:///p", "s3://b/%2e%2e/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		bucket, prefix, err := ParseURL(raw)
+		if err != nil {
+			return
+		}
+		if bucket == "" || strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/") || strings.Contains(prefix, "//") ||
+			slices.Contains(strings.Split(prefix, "/"), "..") {
+			t.Fatalf("ParseURL(%q) = %q, %q", raw, bucket, prefix)
+		}
+		again := "s3://" + bucket
+		if prefix != "" {
+			again += "/" + prefix
+		}
+		if b2, p2, err := ParseURL(again); err != nil || b2 != bucket || p2 != prefix {
+			t.Fatalf("ParseURL(%q) = %q %q, and of %q: %q %q %v", raw, bucket, prefix, again, b2, p2, err)
+		}
+	})
 }
