@@ -186,4 +186,3 @@ func TestE2EGracefulShutdown(t *testing.T) {
 		t.Fatal("serve did not exit after its last request")
 	}
 }
-

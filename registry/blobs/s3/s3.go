@@ -17,6 +17,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -197,26 +198,102 @@ func (s *Store) Put(ctx context.Context, digest string, data []byte) error {
 	return nil
 }
 
-// Open implements blobs.Store. The reader fetches lazily and seeks with
-// ranged GETs, so http.ServeContent streams it and answers Range requests
-// without holding the blob.
+// Open implements blobs.Store with one GET: its headers give the size (or
+// the 404), and its body is what a download reads from start to end. A
+// Range request seeks, and the reader then asks for the range it needs.
 func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int64, error) {
 	key, err := s.key(digest)
 	if err != nil {
 		return nil, 0, err
 	}
-	info, err := s.c.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	r := &objectReader{ctx: ctx, core: minio.Core{Client: s.c}, bucket: s.bucket, key: key}
+	info, err := r.open(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.size = info.Size
+	return r, r.size, nil
+}
+
+// objectReader reads an object as an io.ReadSeekCloser, streaming from
+// one GET as long as reads follow each other, and opening a ranged GET
+// when a seek moves elsewhere. http.ServeContent's seek to the end (for
+// the size) and back costs nothing.
+type objectReader struct {
+	ctx         context.Context
+	core        minio.Core
+	bucket, key string
+	size        int64
+	off         int64         // where the next Read starts
+	body        io.ReadCloser // the open GET's body, at pos
+	pos         int64
+}
+
+// open starts a GET from offset.
+func (r *objectReader) open(offset int64) (minio.ObjectInfo, error) {
+	if r.body != nil {
+		r.body.Close()
+		r.body = nil
+	}
+	var opts minio.GetObjectOptions
+	if offset > 0 {
+		if err := opts.SetRange(offset, 0); err != nil {
+			return minio.ObjectInfo{}, err
+		}
+	}
+	body, info, _, err := r.core.GetObject(r.ctx, r.bucket, r.key, opts)
 	if isNotFound(err) {
-		return nil, 0, blobs.ErrNotFound
+		return info, blobs.ErrNotFound
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("s3: stat %s: %w", key, err)
+		return info, fmt.Errorf("s3: get %s: %w", r.key, err)
 	}
-	obj, err := s.c.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, 0, fmt.Errorf("s3: get %s: %w", key, err)
+	r.body, r.pos = body, offset
+	return info, nil
+}
+
+func (r *objectReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
 	}
-	return obj, info.Size, nil
+	if r.body == nil || r.pos != r.off {
+		if _, err := r.open(r.off); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.body.Read(p)
+	r.pos += int64(n)
+	r.off += int64(n)
+	if err == io.EOF && r.off < r.size {
+		err = io.ErrUnexpectedEOF // the object is shorter than it said
+	}
+	return n, err
+}
+
+func (r *objectReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	default:
+		return 0, errors.New("s3: invalid whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("s3: negative position")
+	}
+	r.off = offset
+	return offset, nil
+}
+
+func (r *objectReader) Close() error {
+	if r.body == nil {
+		return nil
+	}
+	err := r.body.Close()
+	r.body = nil
+	return err
 }
 
 // Presign implements blobs.Presigner: a GET URL of the blob, valid for

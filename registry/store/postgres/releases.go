@@ -51,20 +51,18 @@ func (t writeTx) release(id string) (distribution.Release, error) {
 }
 
 // authorize checks that by may write to an existing plugin: an admin, or
-// one of its owners. It reports whether the plugin exists.
+// one of its owners. It reports whether the plugin exists. One query.
 func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
-	found, err := t.exists(`SELECT 1 FROM plugins WHERE id = $1`, pluginID)
-	if err != nil || !found || by.Admin {
-		return found, err
-	}
-	owner, err := t.exists(`SELECT 1 FROM owners WHERE plugin_id = $1 AND identity = $2`, pluginID, by.Identity)
-	if err != nil {
-		return true, err
-	}
-	if !owner {
+	var found, owner bool
+	err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM plugins WHERE id = $1),
+		EXISTS (SELECT 1 FROM owners WHERE plugin_id = $1 AND identity = $2)`, pluginID, by.Identity).Scan(&found, &owner)
+	switch {
+	case err != nil:
+		return false, err
+	case found && !owner && !by.Admin:
 		return true, store.ErrNotOwner
 	}
-	return true, nil
+	return found, nil
 }
 
 // checkQuota fails with a *QuotaError when the count of sql finds max or
@@ -84,23 +82,32 @@ func (t writeTx) checkQuota(sql, quota string, max int, args ...any) error {
 	return nil
 }
 
-// setChannel points a channel at a release, checking the channel quota
-// when the channel is new.
-func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error {
-	known, err := t.exists(`SELECT 1 FROM channels WHERE plugin_id = $1 AND name = $2`, pluginID, channel)
-	if err != nil {
+// checkChannel fails with a *QuotaError when the channel is new and the
+// plugin has its quota of channels already.
+func (t writeTx) checkChannel(pluginID, channel string, max int) error {
+	var known bool
+	var n int
+	if err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM channels WHERE plugin_id = $1 AND name = $2),
+		(SELECT COUNT(*) FROM channels WHERE plugin_id = $1)`, pluginID, channel).Scan(&known, &n); err != nil {
 		return err
 	}
-	if !known {
-		if err := t.checkQuota(`SELECT COUNT(*) FROM channels WHERE plugin_id = $1`, "channels", max, pluginID); err != nil {
-			return err
-		}
+	if !known && max > 0 && n >= max {
+		return &store.QuotaError{Quota: "channels", Max: max}
 	}
-	_, err = t.tx.Exec(t.ctx, `INSERT INTO channels (plugin_id, name, release_id, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`,
-		pluginID, channel, releaseID, time.Now().UnixNano())
+	return nil
+}
+
+// setChannel points a channel at a release, within the channel quota.
+func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error {
+	if err := t.checkChannel(pluginID, channel, max); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(t.ctx, upsertChannel, pluginID, channel, releaseID, time.Now().UnixNano())
 	return err
 }
+
+const upsertChannel = `INSERT INTO channels (plugin_id, name, release_id, updated_at) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`
 
 // Publish implements store.Store.
 func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Release, bool, error) {
@@ -124,35 +131,42 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 		case err != nil:
 			return err
 		}
-		if created {
-			if err := t.checkQuota(`SELECT COUNT(*) FROM releases WHERE plugin_id = $1`, "releases", nr.MaxReleases, r.PluginID); err != nil {
+		if !created {
+			if err := t.setChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
 				return err
 			}
-			// The plugin's name and description follow its latest release.
-			if _, err := t.tx.Exec(ctx, `INSERT INTO plugins (id, name, description, updated_at) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (id) DO UPDATE SET name = excluded.name,
-					description = excluded.description, updated_at = excluded.updated_at`,
-				r.PluginID, nr.Name, r.Description, time.Now().UnixNano()); err != nil {
-				return err
-			}
-			if !found && nr.By.Identity != "" {
-				if _, err := t.tx.Exec(ctx, `INSERT INTO owners (plugin_id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-					r.PluginID, nr.By.Identity); err != nil {
-					return err
-				}
-			}
-			if _, err := t.tx.Exec(ctx, `INSERT INTO releases
-				(id, plugin_id, version, description, digest, size, yanked, published_at)
-				VALUES ($1, $2, $3, $4, $5, $6, false, $7)`,
-				r.ID, r.PluginID, r.Version, r.Description, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano()); err != nil {
-				return err
-			}
+			stored = old
+			return nil
 		}
-		if err := t.setChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
+		if err := t.checkQuota(`SELECT COUNT(*) FROM releases WHERE plugin_id = $1`, "releases", nr.MaxReleases, r.PluginID); err != nil {
 			return err
 		}
-		stored, err = t.release(r.ID)
-		return err
+		// Everything is judged before the writes, which then go in one
+		// round trip.
+		if err := t.checkChannel(r.PluginID, nr.Channel, nr.MaxChannels); err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		var b pgx.Batch
+		// The plugin's name and description follow its latest release.
+		b.Queue(`INSERT INTO plugins (id, name, description, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name,
+				description = excluded.description, updated_at = excluded.updated_at`,
+			r.PluginID, nr.Name, r.Description, now)
+		if !found && nr.By.Identity != "" {
+			b.Queue(`INSERT INTO owners (plugin_id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING`, r.PluginID, nr.By.Identity)
+		}
+		b.Queue(`INSERT INTO releases (id, plugin_id, version, description, digest, size, yanked, published_at)
+			VALUES ($1, $2, $3, $4, $5, $6, false, $7)`,
+			r.ID, r.PluginID, r.Version, r.Description, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano())
+		b.Queue(upsertChannel, r.PluginID, nr.Channel, r.ID, now)
+		if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		stored = r
+		stored.Yanked = false
+		stored.PublishedAt = time.Unix(0, r.PublishedAt.UnixNano()).UTC()
+		return nil
 	})
 	if err != nil {
 		return distribution.Release{}, false, err
