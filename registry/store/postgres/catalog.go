@@ -34,24 +34,16 @@ func catalog(ctx context.Context, tx pgx.Tx, q store.CatalogQuery) ([]distributi
 	if err != nil {
 		return nil, err
 	}
-	plugins := []distribution.CatalogPlugin{}
-	index := map[string]int{}
-	for rows.Next() {
-		p := distribution.CatalogPlugin{Channels: map[string]string{}, Releases: []distribution.Release{}}
-		if err := rows.Scan(&p.ID, &p.Name, &p.Description); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		index[p.ID] = len(plugins)
-		plugins = append(plugins, p)
+	var page store.PageBuilder
+	var id, name, description string
+	_, err = pgx.ForEachRow(rows, []any{&id, &name, &description}, func() error {
+		page.AddPlugin(id, name, description)
+		return nil
+	})
+	first, last, ok := page.Span()
+	if err != nil || !ok {
+		return page.Plugins(), err
 	}
-	if rows.Close(); rows.Err() != nil {
-		return nil, rows.Err()
-	}
-	if len(plugins) == 0 {
-		return plugins, nil
-	}
-	first, last := plugins[0].ID, plugins[len(plugins)-1].ID
 
 	rows, err = tx.Query(ctx, `SELECT `+releaseColumns+` FROM releases r
 		WHERE r.plugin_id >= $1 AND r.plugin_id <= $2
@@ -65,9 +57,7 @@ func catalog(ctx context.Context, tx pgx.Tx, q store.CatalogQuery) ([]distributi
 			rows.Close()
 			return nil, err
 		}
-		if i, ok := index[rel.PluginID]; ok {
-			plugins[i].Releases = append(plugins[i].Releases, rel)
-		}
+		page.AddRelease(rel)
 	}
 	if rows.Close(); rows.Err() != nil {
 		return nil, rows.Err()
@@ -79,15 +69,10 @@ func catalog(ctx context.Context, tx pgx.Tx, q store.CatalogQuery) ([]distributi
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var plugin, channel, release string
-		if err := rows.Scan(&plugin, &channel, &release); err != nil {
-			return nil, err
-		}
-		if i, ok := index[plugin]; ok {
-			plugins[i].Channels[channel] = release
-		}
-	}
-	return plugins, rows.Err()
+	var plugin, channel, release string
+	_, err = pgx.ForEachRow(rows, []any{&plugin, &channel, &release}, func() error {
+		page.AddChannel(plugin, channel, release)
+		return nil
+	})
+	return page.Plugins(), err
 }

@@ -115,20 +115,12 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 	var created bool
 	var stored distribution.Release
 	err := db.write(ctx, r.PluginID, store.ChangeCatalog, func(t writeTx) error {
-		created = false // a retried transaction starts afresh
 		found, err := t.authorize(nr.By, r.PluginID)
 		if err != nil {
 			return err
 		}
 		old, err := t.release(r.ID)
-		switch {
-		case err == nil && old.ArtifactDigest != r.ArtifactDigest:
-			return store.ErrConflict
-		case err == nil && old.Yanked:
-			return store.ErrYanked
-		case errors.Is(err, store.ErrNotFound):
-			created = true
-		case err != nil:
+		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
 			return err
 		}
 		if !created {
