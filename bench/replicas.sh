@@ -6,7 +6,8 @@
 #      directory (target: at least 50%), and with --blobs-redirect the
 #      server's CPU per download for a small and a 20x larger artifact
 #      (target: no CPU per byte);
-#   3. publish throughput on PostgreSQL against SQLite (target: at least);
+#   3. publish throughput on PostgreSQL against SQLite, both with the blob
+#      directory (target: at least), and on PostgreSQL with S3;
 #   4. p50/p99 propagation delay of a change from one replica to the other
 #      (target p99: 100 ms);
 #   5. the first catalog page of a 50,000-plugin catalog (target: 20 ms).
@@ -91,6 +92,7 @@ serve b --database "$DB" --blobs "s3://plugkit/registry"
 serve r --database "$DB" --blobs "s3://plugkit/registry" --blobs-redirect
 serve d --data "$WORK/dir"
 serve sq --data "$WORK/sqlite"
+serve pd --database "$DB" --data "$WORK/pgdir"
 
 # Artifacts: 500 KB and 10 MB of random bytes (they do not compress).
 mkplugin() {
@@ -144,8 +146,9 @@ done
 
 echo
 echo "== 3. publish throughput (200 publishes of distinct plugins, 8 at a time)"
-printf '%-12s ' "SQLite:"; "$WORK/replicabench" publish "$URL_sq" 200 8
-printf '%-12s ' "PostgreSQL:"; "$WORK/replicabench" publish "$URL_a" 200 8
+printf '%-28s ' "SQLite, blob directory:"; "$WORK/replicabench" publish "$URL_sq" 200 8
+printf '%-28s ' "PostgreSQL, blob directory:"; "$WORK/replicabench" publish "$URL_pd" 200 8
+printf '%-28s ' "PostgreSQL, S3:"; "$WORK/replicabench" publish "$URL_a" 200 8
 
 echo
 echo "== 4. propagation of a change from replica A to replica B"
