@@ -22,7 +22,9 @@ func (s *Server) watch(ctx context.Context, w store.Watcher) {
 		s.metrics.invalidations.WithLabelValues(string(k)).Inc()
 		switch k {
 		case store.ChangeTokens:
-			s.auth.db.cache.reset()
+			if s.auth.db != nil {
+				s.auth.db.cache.reset()
+			}
 		default:
 			s.resolved.reset()
 		}
