@@ -15,6 +15,7 @@ import (
 type storageFlags struct {
 	data, database, blobs            string
 	s3Endpoint, s3Region, s3Addrness string
+	s3Cache                          int64
 }
 
 // databaseEnv may hold the database URL, with its password: unlike
@@ -30,6 +31,7 @@ func (f *storageFlags) register(cmd *cobra.Command, blobs bool) {
 		fl.StringVar(&f.s3Endpoint, "s3-endpoint", "", "S3 endpoint URL (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
 		fl.StringVar(&f.s3Region, "s3-region", "", "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION, us-east-1)")
 		fl.StringVar(&f.s3Addrness, "s3-addressing", "", "path or virtual (default: virtual-hosted for AWS, path-style for others)")
+		fl.Int64Var(&f.s3Cache, "s3-cache-bytes", s3.DefaultCacheBytes, "memory for recently used blobs, each at most an eighth of it (negative: none)")
 	}
 }
 
@@ -40,7 +42,8 @@ func (f *storageFlags) config(cmd *cobra.Command) (registry.StorageConfig, error
 		DataDir:     f.data,
 		DatabaseURL: f.database,
 		BlobsURL:    f.blobs,
-		S3:          s3.Options{Endpoint: f.s3Endpoint, Region: f.s3Region, Addressing: s3.Addressing(f.s3Addrness)},
+		S3: s3.Options{Endpoint: f.s3Endpoint, Region: f.s3Region, Addressing: s3.Addressing(f.s3Addrness),
+			CacheBytes: f.s3Cache},
 	}
 	if cfg.DatabaseURL != "" {
 		if err := registry.CheckURLHasNoPassword(cfg.DatabaseURL); err != nil {
@@ -55,7 +58,7 @@ func (f *storageFlags) config(cmd *cobra.Command) (registry.StorageConfig, error
 	if cfg.DatabaseURL != "" && cfg.BlobsURL != "" && !cmd.Flags().Changed("data") {
 		cfg.DataDir = "" // a replica needs no local directory
 	}
-	if f.blobs == "" && (f.s3Endpoint != "" || f.s3Region != "" || f.s3Addrness != "") {
+	if f.blobs == "" && (f.s3Endpoint != "" || f.s3Region != "" || f.s3Addrness != "" || cmd.Flags().Changed("s3-cache-bytes")) {
 		return cfg, usage(errors.New("the --s3-* flags need --blobs s3://BUCKET/PREFIX"))
 	}
 	return cfg, nil

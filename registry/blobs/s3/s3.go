@@ -64,7 +64,19 @@ type Options struct {
 	// PresignExpiry is how long a presigned download URL stays valid
 	// (default 5 minutes).
 	PresignExpiry time.Duration
+	// CacheBytes is the memory kept for recently downloaded or uploaded
+	// blobs, each at most an eighth of it (default DefaultCacheBytes;
+	// negative disables the cache).
+	CacheBytes int64
 }
+
+// DefaultCacheBytes is the default of Options.CacheBytes.
+const DefaultCacheBytes = 64 << 20
+
+// maxFills bounds the downloads read whole into memory to be cached at
+// once; others stream. With the size bound per blob, a burst of misses
+// holds at most half the cache's budget on top of it.
+const maxFills = 4
 
 // Store is a blobs.Store in one bucket under one prefix.
 type Store struct {
@@ -72,6 +84,8 @@ type Store struct {
 	bucket string
 	prefix string // "" or "some/prefix/"
 	expiry time.Duration
+	cache  *blobCache
+	fills  chan struct{} // semaphore of cache fills
 }
 
 var (
@@ -140,7 +154,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3: %w", err)
 	}
-	s := &Store{c: c, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry}
+	cacheBytes := opts.CacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	s := &Store{c: c, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
+		cache: newBlobCache(cacheBytes), fills: make(chan struct{}, maxFills)}
 	if s.prefix != "" {
 		s.prefix += "/"
 	}
@@ -195,6 +214,7 @@ func (s *Store) Put(ctx context.Context, digest string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("s3: put %s: %w", key, err)
 	}
+	s.cache.put(key, data)
 	return nil
 }
 
@@ -206,14 +226,42 @@ func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int
 	if err != nil {
 		return nil, 0, err
 	}
+	if data, ok := s.cache.get(key); ok {
+		return nopCloser{bytes.NewReader(data)}, int64(len(data)), nil
+	}
 	r := &objectReader{ctx: ctx, core: minio.Core{Client: s.c}, bucket: s.bucket, key: key}
 	info, err := r.open(0)
 	if err != nil {
 		return nil, 0, err
 	}
 	r.size = info.Size
-	return r, r.size, nil
+	if !s.cache.fits(r.size) {
+		return r, r.size, nil
+	}
+	select {
+	case s.fills <- struct{}{}:
+		defer func() { <-s.fills }()
+	default:
+		return r, r.size, nil // enough fills under way: stream this one
+	}
+	data := make([]byte, r.size)
+	_, err = io.ReadFull(r, data)
+	r.Close()
+	if err != nil {
+		return nil, 0, fmt.Errorf("s3: get %s: %w", key, err)
+	}
+	// Only bytes that match their name are kept: a damaged object is
+	// served (and refused by the client's digest check), never cached.
+	if archive.Digest(data) == digest {
+		s.cache.put(key, data)
+	}
+	return nopCloser{bytes.NewReader(data)}, r.size, nil
 }
+
+// nopCloser is a cached blob's reader.
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
 
 // objectReader reads an object as an io.ReadSeekCloser, streaming from
 // one GET as long as reads follow each other, and opening a ranged GET
@@ -352,6 +400,7 @@ func (s *Store) RemoveIfOlder(ctx context.Context, digest string, cutoff time.Ti
 	if !info.LastModified.Before(cutoff) {
 		return false, nil
 	}
+	s.cache.remove(key)
 	if err := s.c.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}); err != nil {
 		return false, fmt.Errorf("s3: remove %s: %w", key, err)
 	}

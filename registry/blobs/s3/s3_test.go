@@ -22,8 +22,13 @@ import (
 )
 
 // open starts versitygw and opens a store on a new bucket under prefix,
-// with the credentials in the environment as an operator would set them.
+// with the credentials in the environment as an operator would set them,
+// and without the memory cache, so that every read reaches the server.
 func open(t *testing.T, prefix string) (*Store, *testservice.S3, string) {
+	return openWith(t, prefix, Options{CacheBytes: -1})
+}
+
+func openWith(t *testing.T, prefix string, opts Options) (*Store, *testservice.S3, string) {
 	t.Helper()
 	srv := testservice.StartS3(t)
 	for _, kv := range srv.Env() {
@@ -31,7 +36,7 @@ func open(t *testing.T, prefix string) (*Store, *testservice.S3, string) {
 		t.Setenv(k, v)
 	}
 	bucket := srv.NewBucket(t)
-	s, err := Open(context.Background(), "s3://"+bucket+prefix, Options{})
+	s, err := Open(context.Background(), "s3://"+bucket+prefix, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,4 +265,76 @@ func FuzzParseURL(f *testing.F) {
 			t.Fatalf("ParseURL(%q) = %q %q, and of %q: %q %q %v", raw, bucket, prefix, again, b2, p2, err)
 		}
 	})
+}
+
+// TestCache: blobs up to an eighth of the budget are served from memory
+// once read or written, least recently used out first; a damaged object is
+// never cached; a removed blob leaves the cache.
+func TestCache(t *testing.T) {
+	s, srv, bucket := openWith(t, "", Options{CacheBytes: 8 * 20000})
+	ctx := context.Background()
+	objPath := func(digest string) string {
+		return filepath.Join(srv.Dir, bucket, "sha256", strings.TrimPrefix(digest, "sha256:"))
+	}
+	read := func(digest string) ([]byte, error) {
+		f, _, err := s.Open(ctx, digest)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return io.ReadAll(f)
+	}
+	small, dSmall := blob(1) // about 8 KB: cached
+	if err := s.Put(ctx, dSmall, small); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(objPath(dSmall)) // behind the store's back
+	if got, err := read(dSmall); err != nil || !bytes.Equal(got, small) {
+		t.Fatalf("a written blob is not served from the cache: %v", err)
+	}
+	large := bytes.Repeat([]byte("L"), 30000) // over an eighth of the budget: streamed
+	dLarge := archive.Digest(large)
+	if err := s.Put(ctx, dLarge, large); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(objPath(dLarge))
+	if _, err := read(dLarge); !errors.Is(err, blobs.ErrNotFound) {
+		t.Fatalf("a blob over the size bound was cached: %v", err)
+	}
+	// A damaged object is served as it is, and not kept.
+	other, dOther := blob(2)
+	if err := s.Put(ctx, dOther, other); err != nil {
+		t.Fatal(err)
+	}
+	s.cache.remove("sha256/" + strings.TrimPrefix(dOther, "sha256:"))
+	damaged := bytes.Clone(other)
+	damaged[0] ^= 1
+	os.WriteFile(objPath(dOther), damaged, 0o644)
+	if got, err := read(dOther); err != nil || !bytes.Equal(got, damaged) {
+		t.Fatalf("damaged object: %v", err)
+	}
+	os.WriteFile(objPath(dOther), other, 0o644)
+	if got, _ := read(dOther); !bytes.Equal(got, other) {
+		t.Fatal("a damaged object was cached")
+	}
+	// Filling the budget pushes the least recently used out.
+	for i := range 30 {
+		b, d := blob(100 + i)
+		if err := s.Put(ctx, d, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.cache.used > s.cache.budget {
+		t.Fatalf("cache holds %d bytes, budget %d", s.cache.used, s.cache.budget)
+	}
+	if _, ok := s.cache.get("sha256/" + strings.TrimPrefix(dSmall, "sha256:")); ok {
+		t.Fatal("the least recently used blob is still cached")
+	}
+	_, d := blob(129)
+	if removed, err := s.RemoveIfOlder(ctx, d, time.Now().Add(time.Hour)); err != nil || !removed {
+		t.Fatal(removed, err)
+	}
+	if _, err := read(d); !errors.Is(err, blobs.ErrNotFound) {
+		t.Fatalf("a removed blob is still served: %v", err)
+	}
 }
