@@ -144,6 +144,8 @@ func ParsePrivateKey(name string, pemBytes []byte, password func() ([]byte, erro
 			pw = []byte{} // cryptoutils skips decryption for a nil password
 		}
 		pf = cryptoutils.StaticPasswordFunc(pw)
+	case "EC PRIVATE KEY", "RSA PRIVATE KEY":
+		return nil, fmt.Errorf("%s: unsupported PEM block %q: convert it to PKCS#8 with `openssl pkcs8 -topk8 -nocrypt -in KEY`, or use a cosign key", name, block.Type)
 	default:
 		return nil, fmt.Errorf("%s: unsupported PEM block %q (want PRIVATE KEY or ENCRYPTED SIGSTORE PRIVATE KEY)", name, block.Type)
 	}

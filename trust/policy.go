@@ -493,11 +493,9 @@ func resolveDir(p string) string {
 // ParseIdentity reads a plugin identity: "sha256:" and 64 lowercase hex
 // digits (an OCI manifest digest, or an archive's SHA-256).
 func ParseIdentity(s string) (digest.Digest, error) {
+	// Validate before Algorithm, which panics on a string without ':'.
 	d := digest.Digest(s)
-	if d.Algorithm() != digest.SHA256 {
-		return "", fmt.Errorf("identity %q is not sha256:<64 hex digits>", s)
-	}
-	if err := d.Validate(); err != nil {
+	if d.Validate() != nil || d.Algorithm() != digest.SHA256 {
 		return "", fmt.Errorf("identity %q is not sha256:<64 hex digits>", s)
 	}
 	return d, nil

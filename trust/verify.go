@@ -430,6 +430,8 @@ func (v *Verifier) checkKeys(b *bundle.Bundle, hint string, message bool, artifa
 		}
 	}
 	switch {
+	case len(keys) == 1 && !hinted:
+		return nil, nil, fmt.Errorf("does not verify with key %s: the bundle names another key (hint %s)", keys[0].Name, hint)
 	case len(keys) == 1:
 		return nil, nil, fmt.Errorf("does not verify with key %s: %v", keys[0].Name, first)
 	case hinted:
