@@ -9,45 +9,41 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// Catalog implements store.Store. It reads in one REPEATABLE READ
-// transaction, so that plugins, releases and channels are one consistent
-// state, and reads a page's releases and channels with one range scan each.
+// Catalog implements store.Store in one round trip: a REPEATABLE READ
+// transaction (so that plugins, releases and channels are one consistent
+// state) that reads the page's plugins, their releases and their channels,
+// sent as one batch.
 func (db *DB) Catalog(ctx context.Context, q store.CatalogQuery) ([]distribution.CatalogPlugin, error) {
-	var plugins []distribution.CatalogPlugin
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error {
-			var err error
-			plugins, err = catalog(ctx, tx, q)
-			return err
-		})
-	return plugins, err
-}
-
-func catalog(ctx context.Context, tx pgx.Tx, q store.CatalogQuery) ([]distribution.CatalogPlugin, error) {
-	var rows pgx.Rows
-	var err error
+	page := `SELECT id FROM plugins WHERE id > $1 ORDER BY id LIMIT $2`
+	args := []any{q.After, q.Limit}
 	if q.PluginID != "" {
-		rows, err = tx.Query(ctx, `SELECT id, name, description FROM plugins WHERE id = $1`, q.PluginID)
-	} else {
-		rows, err = tx.Query(ctx, `SELECT id, name, description FROM plugins WHERE id > $1 ORDER BY id LIMIT $2`, q.After, q.Limit)
+		page, args = `SELECT id FROM plugins WHERE id = $1`, []any{q.PluginID}
 	}
-	if err != nil {
+	var b pgx.Batch
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SELECT id, name, description FROM plugins WHERE id IN (`+page+`) ORDER BY id`, args...)
+	b.Queue(`SELECT `+releaseColumns+` FROM releases r WHERE r.plugin_id IN (`+page+`)
+		ORDER BY r.plugin_id, r.published_at DESC, r.id`, args...)
+	b.Queue(`SELECT c.plugin_id, c.name, c.release_id
+		FROM channels c JOIN releases r ON r.id = c.release_id
+		WHERE c.plugin_id IN (`+page+`) AND NOT r.yanked`, args...)
+	b.Queue(`COMMIT`)
+	// A failure leaves the connection inside the transaction; the pool
+	// discards such connections on release.
+	br := db.pool.SendBatch(ctx, &b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
 		return nil, err
 	}
-	var page store.PageBuilder
+	var pb store.PageBuilder
 	var id, name, description string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name, &description}, func() error {
-		page.AddPlugin(id, name, description)
+	if _, err := pgx.ForEachRow(rowsOf(br.Query()), []any{&id, &name, &description}, func() error {
+		pb.AddPlugin(id, name, description)
 		return nil
-	})
-	first, last, ok := page.Span()
-	if err != nil || !ok {
-		return page.Plugins(), err
+	}); err != nil {
+		return nil, err
 	}
-
-	rows, err = tx.Query(ctx, `SELECT `+releaseColumns+` FROM releases r
-		WHERE r.plugin_id >= $1 AND r.plugin_id <= $2
-		ORDER BY r.plugin_id, r.published_at DESC, r.id`, first, last)
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
@@ -57,22 +53,24 @@ func catalog(ctx context.Context, tx pgx.Tx, q store.CatalogQuery) ([]distributi
 			rows.Close()
 			return nil, err
 		}
-		page.AddRelease(rel)
+		pb.AddRelease(rel)
 	}
 	if rows.Close(); rows.Err() != nil {
 		return nil, rows.Err()
 	}
-
-	rows, err = tx.Query(ctx, `SELECT c.plugin_id, c.name, c.release_id
-		FROM channels c JOIN releases r ON r.id = c.release_id
-		WHERE c.plugin_id >= $1 AND c.plugin_id <= $2 AND NOT r.yanked`, first, last)
-	if err != nil {
+	var plugin, channel, release string
+	if _, err := pgx.ForEachRow(rowsOf(br.Query()), []any{&plugin, &channel, &release}, func() error {
+		pb.AddChannel(plugin, channel, release)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	var plugin, channel, release string
-	_, err = pgx.ForEachRow(rows, []any{&plugin, &channel, &release}, func() error {
-		page.AddChannel(plugin, channel, release)
-		return nil
-	})
-	return page.Plugins(), err
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	return pb.Plugins(), nil
 }
+
+// rowsOf hands pgx.ForEachRow a query's rows; an error of the query
+// itself is reported by the rows too.
+func rowsOf(rows pgx.Rows, _ error) pgx.Rows { return rows }
