@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,11 +43,7 @@ func (db *DB) Watch(ctx context.Context, changed func(store.ChangeKind), up func
 }
 
 // errListened tells Watch that listen had been up before it failed.
-var errListened = &listenError{}
-
-type listenError struct{}
-
-func (*listenError) Error() string { return "postgres: LISTEN connection lost" }
+var errListened = errors.New("postgres: LISTEN connection lost")
 
 // listen connects, listens and delivers notifications until the
 // connection fails or ctx ends; it calls up(false) on the way out when it
