@@ -40,7 +40,7 @@ type Change struct {
 	// Surface is what the new launch surface adds, changes or removes
 	// compared with the approved one; for a new plugin (or a replacing
 	// one) every server is "added".
-	Surface []SurfaceChange `json:"surface"`
+	Surface []SurfaceChange `json:"surface,omitempty"`
 	// CodeFiles are the files added, changed or removed under the paths of
 	// "./" commands (an update that changes what runs without changing the
 	// launch surface).
@@ -57,6 +57,9 @@ type Change struct {
 	NeedsConsent bool `json:"needsConsent"`
 	// Warnings are the new package's warning diagnostics.
 	Warnings []agentplugin.Diagnostic `json:"warnings,omitempty"`
+	// Refused is why the trust policy would refuse the change, in a dry
+	// run (otherwise a refusal is the operation's error).
+	Refused string `json:"refused,omitempty"`
 	// Report is the outcome of reporting the installation to its
 	// registry, when asked: "reported" or the error.
 	Report string `json:"report,omitempty"`
