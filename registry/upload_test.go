@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -179,5 +180,42 @@ func TestPublishQueueFull(t *testing.T) {
 	st, code, h := do(t, "POST", ts.URL+distribution.Prefix+"/publish", publishToken, "", strings.NewReader("x"))
 	if st != 503 || code != distribution.CodeBusy || h.Get("Retry-After") == "" {
 		t.Fatalf("publish with the queue full: %d %s", st, code)
+	}
+}
+
+// TestSlowLegalUploadGetsItsAnswer: an upload above the minimum rate may
+// outlast the server's write timeout, armed when the request began; its
+// answer must still be written.
+func TestSlowLegalUploadGetsItsAnswer(t *testing.T) {
+	_, s := newTestServerWith(t, Config{MinUploadRate: 50, UploadGrace: 500 * time.Millisecond, SpoolDir: t.TempDir()}, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s, WriteTimeout: time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	body := pluginArchive(t, "patient", "1.0.0", nil)
+	pr, pw := io.Pipe()
+	go func() {
+		defer pw.Close()
+		// Above the minimum of 50 bytes/s, for two seconds.
+		step := len(body)/15 + 1
+		for i := 0; i < len(body); i += step {
+			time.Sleep(130 * time.Millisecond)
+			pw.Write(body[i:min(i+step, len(body))])
+		}
+	}()
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+distribution.Prefix+"/publish", pr)
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Authorization", "Bearer "+publishToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a slow but legal upload lost its answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("status %d", resp.StatusCode)
 	}
 }
