@@ -87,3 +87,33 @@ func parentOf(pid int) int {
 	st, _ := readStat(pid)
 	return st.ppid
 }
+
+// TestDescendantsBothWays: the walk through the kernel's children files
+// and the scan of all of /proc (the fallback for kernels without them)
+// find the same tree.
+func TestDescendantsBothWays(t *testing.T) {
+	root := newRoot(t)
+	installServer(t, root, "bin/server")
+	rt := startPlugin(t, &agentplugin.Package{Name: "p", Servers: []agentplugin.Server{stdioServer("p", "s")}},
+		StartOptions{PlanOptions: baseOptions(t, root), ShutdownTimeout: 200 * time.Millisecond})
+	var a, b struct{ PID int }
+	callTool(t, rt, "p/s", "spawn", nil, &a)
+	callTool(t, rt, "p/s", "spawn", map[string]any{"setsid": true}, &b)
+	server := rt.conns[0].proc.pid()
+	pids := func(ps []procStat) map[int]bool {
+		m := map[int]bool{}
+		for _, p := range ps {
+			m[p.pid] = true
+		}
+		return m
+	}
+	walked, scanned := pids(descendantsOf(server)), pids(descendants(allProcs(), server))
+	if !walked[a.PID] || !walked[b.PID] || len(walked) != len(scanned) {
+		t.Errorf("walked %v, scanned %v, want both children %d and %d", walked, scanned, a.PID, b.PID)
+	}
+	for pid := range walked {
+		if !scanned[pid] {
+			t.Errorf("%d found by the walk only", pid)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func gatewayPlugins(t *testing.T) (alpha, beta string) {
 }
 
 // writeNamedPlugin writes a plugin whose bin/run starts the test server.
-func writeNamedPlugin(t *testing.T, name, servers string, files map[string]string) string {
+func writeNamedPlugin(t testing.TB, name, servers string, files map[string]string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), name)
 	all := map[string]string{

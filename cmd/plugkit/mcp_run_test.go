@@ -17,7 +17,7 @@ var testServer struct {
 	err  error
 }
 
-func testServerBin(t *testing.T) string {
+func testServerBin(t testing.TB) string {
 	t.Helper()
 	if testServer.path == "" && testServer.err == nil {
 		dir, err := os.MkdirTemp("", "plugkit-testserver-")

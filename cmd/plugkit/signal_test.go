@@ -25,7 +25,7 @@ var (
 
 // buildPlugkit builds the plugkit binary once per test run; the README
 // test and the signal tests run it.
-func buildPlugkit(t *testing.T) string {
+func buildPlugkit(t testing.TB) string {
 	t.Helper()
 	builtOnce.Do(func() {
 		if builtDir, builtErr = os.MkdirTemp("", "plugkit-bin-"); builtErr != nil {
