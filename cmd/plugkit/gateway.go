@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -36,6 +37,7 @@ type gatewayFlags struct {
 	tokenFile string
 	eager     bool
 	watch     time.Duration
+	bodyTime  time.Duration
 }
 
 func newGatewayCmd() *cobra.Command {
@@ -81,6 +83,7 @@ To add it to an MCP client, put this in the client's MCP configuration:
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default: $"+gatewayTokenEnv+")")
 	cmd.Flags().BoolVar(&f.eager, "eager", false, "start every server at once instead of when a client first needs it")
 	cmd.Flags().DurationVar(&f.watch, "watch-interval", time.Second, "how often to look for plugins installed, updated or removed")
+	cmd.Flags().DurationVar(&f.bodyTime, "http-body-timeout", 30*time.Second, "time an HTTP client has to send a request's body (slower clients are cut off)")
 	return cmd
 }
 
@@ -90,8 +93,8 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.watch <= 0 {
-		return usagef("--watch-interval must be positive, such as 1s")
+	if f.watch <= 0 || f.bodyTime <= 0 {
+		return usagef("--watch-interval and --http-body-timeout must be positive, such as 1s")
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	opts, ts, err := f.run.hostOptions(log)
@@ -129,7 +132,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	go src.watch(ctx, h, f.watch)
 
 	if f.httpAddr != "" {
-		return serveHTTP(ctx, gw, f.httpAddr, token, log)
+		return serveHTTP(ctx, gw, f.httpAddr, token, f.bodyTime, log)
 	}
 	err = gw.Server().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
@@ -190,16 +193,19 @@ func readSecretFile(p string) ([]byte, error) {
 	return b, err
 }
 
+// maxHTTPBody bounds one HTTP request's body, as the SDK's handler does.
+const maxHTTPBody = mcp.DefaultMaxRequestBodyBytes
+
 // serveHTTP serves the gateway at http://addr/mcp until ctx ends.
-func serveHTTP(ctx context.Context, gw *host.Gateway, addr, token string, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, gw *host.Gateway, addr, token string, bodyTime time.Duration, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usage(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", requireToken(token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() },
+	mux.Handle("/mcp", requireToken(token, readBody(bodyTime, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() },
 		// Abandoned sessions would otherwise be kept forever.
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})))
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute}))))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("gateway listening", "url", "http://"+ln.Addr().String()+"/mcp", "token", token != "")
@@ -233,6 +239,31 @@ func requireToken(token string, next http.Handler) http.Handler {
 			http.Error(w, "unauthorized: send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a request's whole body (at most maxHTTPBody bytes) within
+// limit before the handler runs: a client that sends it a byte at a time
+// is cut off instead of holding a connection and a goroutine forever. The
+// deadline then goes away, since an answer may stream for as long as a
+// tool runs, and a read deadline left on the connection would cancel it.
+func readBody(limit time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(limit))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxHTTPBody))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+			return
+		}
+		rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
 }

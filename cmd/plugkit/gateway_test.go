@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -179,6 +182,41 @@ func spawnChild(t *testing.T, sess *mcp.ClientSession, name string, args map[str
 	return out.PID
 }
 
+// callEvery calls every tool the gateway lists, each with arguments it
+// accepts, and returns the pids of the processes the calls reported
+// (servers, and children the spawn tools started).
+func callEvery(t *testing.T, sess *mcp.ClientSession) []int {
+	t.Helper()
+	var pids []int
+	for tool, err := range sess.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Hashed names hide the server's tool name; the test server's
+		// descriptions tell them apart.
+		args := map[string]any{}
+		switch tool.Description {
+		case "wait, or until cancelled":
+			args["ms"] = 1
+		case "write a file in PLUGIN_DATA":
+			args["name"], args["content"] = "f", "x"
+		case "report a tool error":
+			args["text"] = "on purpose"
+		}
+		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tool.Name, Arguments: args})
+		if err != nil || res.IsError != (tool.Description == "report a tool error") {
+			t.Errorf("%s: %v %+v", tool.Name, err, res)
+			continue
+		}
+		var out struct{ PID int }
+		json.Unmarshal(mustJSON(res.StructuredContent), &out)
+		if out.PID != 0 {
+			pids = append(pids, out.PID)
+		}
+	}
+	return pids
+}
+
 // pidAlive reports whether pid is a live process (a zombie is dead).
 func pidAlive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -236,7 +274,7 @@ func TestGatewayStdio(t *testing.T) {
 	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "alpha_one_nosuch"}); err == nil {
 		t.Error("an unknown tool must be a protocol error")
 	}
-	var pids []int
+	pids := callEvery(t, sess)
 	p1, env := callInfo(t, sess, "alpha_one_info")
 	pids = append(pids, p1)
 	if !slices.ContainsFunc(env, func(kv string) bool {
@@ -346,7 +384,7 @@ func TestGatewayHTTP(t *testing.T) {
 
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("t0ken-5678\n"), 0o600)
-	cmd, errb := gatewayCmd(t, home, "--http", "127.0.0.1:0", "--token-file", tokenFile, alpha)
+	cmd, errb := gatewayCmd(t, home, "--http", "127.0.0.1:0", "--token-file", tokenFile, "--http-body-timeout", "1s", alpha)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -365,6 +403,20 @@ func TestGatewayHTTP(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	// A client that drips its request body is cut off, not waited for.
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer t0ken-5678\r\n"+
+		"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{")
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	status, _ := bufio.NewReader(conn).ReadString('\n')
+	if !strings.Contains(status, "408") {
+		t.Errorf("a slow body got %q, want 408 after --http-body-timeout", status)
+	}
+	conn.Close()
+
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	hc := &http.Client{Transport: bearer{"t0ken-5678", http.DefaultTransport}}
 	sess, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
@@ -376,7 +428,7 @@ func TestGatewayHTTP(t *testing.T) {
 	if len(tools) != 13 {
 		t.Errorf("tools %q", tools)
 	}
-	var pids []int
+	pids := callEvery(t, sess)
 	for _, name := range []string{"alpha_one_info", "alpha_two_info"} {
 		pid, _ := callInfo(t, sess, name)
 		pids = append(pids, pid)
@@ -457,6 +509,20 @@ func TestGatewayFollowsTheHome(t *testing.T) {
 	if p2, _ := callInfo(t, sess, "alpha_one_info"); p2 != pid {
 		t.Error("installing another plugin restarted alpha's server")
 	}
+
+	// An update (a server that gains a tool) restarts alpha's servers.
+	os.WriteFile(filepath.Join(alpha, "mcp.json"), []byte(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+		"one": {"type": "stdio", "command": "./bin/run", "env": {"TESTSERVER_EXTRA_TOOLS": "added"}},
+		"two": {"type": "stdio", "command": "./bin/run", "env": {"TESTSERVER_EXTRA_TOOLS": "read.file"}}}}`), 0o644)
+	if code, _, stderr := runCLI(t, "update", "--yes", "--home", home, "alpha"); code != 0 {
+		t.Fatalf("update alpha: %s", stderr)
+	}
+	waitChange("tools")
+	if tools := listTools(t, sess); !slices.Contains(tools, "alpha_one_added") {
+		t.Errorf("tools after updating alpha: %q", tools)
+	}
+	waitGone(t, []int{pid})
+	pid, _ = callInfo(t, sess, "alpha_one_info")
 
 	if code, _, stderr := runCLI(t, "remove", "--home", home, "alpha"); code != 0 {
 		t.Fatalf("remove alpha: %s", stderr)

@@ -147,6 +147,18 @@ func TestMCPRunOptions(t *testing.T) {
 		}
 	})
 
+	t.Run("oci-layout", func(t *testing.T) {
+		small := writeSmallPlugin(t, `{"good": {"type": "stdio", "command": "./bin/run"}}`)
+		layout := filepath.Join(t.TempDir(), "layout")
+		if code, _, stderr := runCLI(t, "push", small, "oci-layout:"+layout+":1.0"); code != 0 {
+			t.Fatalf("push: %s", stderr)
+		}
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "oci-layout:"+layout+":1.0")
+		if code != 0 || !strings.Contains(stdout, `"status": "ready"`) {
+			t.Errorf("exit %d (%s): %s", code, stderr, stdout)
+		}
+	})
+
 	t.Run("plugin-data-flag-and-hidden-alias", func(t *testing.T) {
 		_, help, _ := runCLI(t, "mcp", "list", "--help")
 		if !strings.Contains(help, "--plugin-data") || strings.Contains(help, "--data-dir") {
