@@ -62,6 +62,10 @@ type Config struct {
 	// once (default 16); beyond it a publish is answered 503 with
 	// Retry-After at once.
 	MaxConcurrentUploads int
+	// MaxQueuedPublishes bounds the publishes in flight, received or
+	// being received, and so the spool files on disk (default 64); beyond
+	// it a publish is answered 503 with Retry-After at once.
+	MaxQueuedPublishes int
 	// MinUploadRate is the slowest average rate, in bytes per second,
 	// at which a publish body may arrive after UploadGrace (defaults
 	// 64 KiB/s and 10 s). A slower upload is cut off with a 408.
@@ -102,6 +106,7 @@ type Config struct {
 const (
 	DefaultMaxConcurrentPublishes    = 4
 	DefaultMaxConcurrentUploads      = 16
+	DefaultMaxQueuedPublishes        = 64
 	DefaultMinUploadRate             = 64 << 10
 	DefaultUploadGrace               = 10 * time.Second
 	DefaultMaxDescriptionBytes       = 1024
@@ -118,6 +123,7 @@ type Server struct {
 	blobs      blobs.Store
 	auth       auth
 	maxArchive int64
+	queued     chan struct{} // semaphore of publishes in flight
 	uploading  chan struct{} // semaphore of bodies being received
 	publishing chan struct{} // semaphore of publishes being checked
 	log        *slog.Logger
@@ -147,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.MaxConcurrentPublishes = orDefault(cfg.MaxConcurrentPublishes, DefaultMaxConcurrentPublishes)
 	cfg.MaxConcurrentUploads = orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads)
+	cfg.MaxQueuedPublishes = max(orDefault(cfg.MaxQueuedPublishes, DefaultMaxQueuedPublishes), cfg.MaxConcurrentUploads)
 	cfg.MinUploadRate = orDefault(cfg.MinUploadRate, DefaultMinUploadRate)
 	cfg.UploadGrace = orDefault(cfg.UploadGrace, DefaultUploadGrace)
 	cfg.MaxDescriptionBytes = orDefault(cfg.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
@@ -172,6 +179,7 @@ func New(cfg Config) (*Server, error) {
 		blobs:      cfg.Blobs,
 		auth:       a,
 		maxArchive: orDefault(cfg.Limits.MaxArchiveBytes, archive.DefaultMaxArchiveBytes),
+		queued:     make(chan struct{}, cfg.MaxQueuedPublishes),
 		uploading:  make(chan struct{}, cfg.MaxConcurrentUploads),
 		publishing: make(chan struct{}, cfg.MaxConcurrentPublishes),
 		log:        cfg.Logger,

@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // Exit codes.
@@ -52,6 +53,12 @@ const (
 	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
 	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
 	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
+
+	// Codes of the signing verbs (key generate, sign, attest, verify).
+	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
+	codePolicyRefused = "policy-refused" // the trust policy refuses the plugin
+	codePolicyInvalid = "policy-invalid" // the trust policy file cannot be used
+	codePassword      = "wrong-password" // an encrypted private key did not open with the password
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
@@ -153,6 +160,12 @@ func errorCode(err error, exit int) string {
 		return codeAmbiguous
 	case errors.Is(err, oci.ErrNoPlugin):
 		return codeNotFound
+	case errors.Is(err, trust.ErrNotVerified):
+		return codeNotVerified
+	case errors.Is(err, trust.ErrRefused):
+		return codePolicyRefused
+	case errors.Is(err, trust.ErrPassword):
+		return codePassword
 	case errors.As(err, &se):
 		return codeRegistry
 	case errors.Is(err, source.ErrArchive), isArchiveError(err):
@@ -174,10 +187,21 @@ func isIOError(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
 }
 
-// isArchiveError reports whether archive.Unpack refused its input.
+// isArchiveError reports whether archive.Unpack refused its input: an
+// error about one entry, or about the archive as a whole (its gzip stream,
+// its end).
 func isArchiveError(err error) bool {
 	var ee *archive.EntryError
-	return errors.As(err, &ee)
+	if errors.As(err, &ee) {
+		return true
+	}
+	for _, reason := range []error{archive.ErrGzip, archive.ErrTruncated, archive.ErrTrailingData, archive.ErrSize,
+		archive.ErrDuplicate, archive.ErrConflict, archive.ErrOutsideRoot} {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSilent reports whether err carries only an exit code: the verb has
@@ -201,6 +225,10 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 	}
 	if ds, ok := agentplugin.Diagnostics(err); ok {
 		return ds
+	}
+	var se *distribution.StatusError
+	if errors.As(err, &se) && len(se.Diagnostics) > 0 {
+		return se.Diagnostics // a registry's reasons for refusing a plugin
 	}
 	return []agentplugin.Diagnostic{}
 }

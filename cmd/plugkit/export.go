@@ -72,14 +72,19 @@ func runExport(cmd *cobra.Command, f ociFlags, refArgs []string, file string) er
 	}
 	var items []oci.ExportItem
 	var refs []oci.Reference
+	stores := map[oci.Reference]oci.Store{} // one per layout or repository
 	for _, arg := range refArgs {
 		ref, err := parseOCIRef(arg, "reference")
 		if err != nil {
 			return err
 		}
-		src, err := f.open(ctx, ref, false)
-		if err != nil {
-			return err
+		where := oci.Reference{Layout: ref.Layout, Path: ref.Path, Registry: ref.Registry, Repository: ref.Repository}
+		src, ok := stores[where]
+		if !ok {
+			if src, err = f.open(ctx, ref, false); err != nil {
+				return err
+			}
+			stores[where] = src
 		}
 		items = append(items, oci.ExportItem{Source: src, Selector: ref.Selector(), Name: exportName(ref, len(refArgs) > 1)})
 		refs = append(refs, ref)

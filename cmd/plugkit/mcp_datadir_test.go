@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,7 @@ import (
 // directories that declare the same name get two PLUGIN_DATA directories
 // on an ad-hoc run, never the data/NAME an installed plugin gets.
 func TestMCPAdhocDataDirKeyedByLocation(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/mcprun/internal/testserver").CombinedOutput(); err != nil {
-		t.Fatalf("building the test server: %v\n%s", err, out)
-	}
+	bin := testServerBin(t)
 	xdg := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", xdg)
 	t.Setenv("PLUGKIT_HOME", "")

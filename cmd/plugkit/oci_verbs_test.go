@@ -144,11 +144,17 @@ func TestPushRefusals(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "push", broken, dst, "--plain-http", "--json")
 	var doc struct {
 		Error       struct{ Code, Message string }
-		Diagnostics []struct{ Severity, Code string }
+		Diagnostics []struct{ Severity, Code, Path string }
 	}
 	decodeOne(t, stdout, &doc)
-	if code != 1 || doc.Error.Code != "plugin-invalid" || len(doc.Diagnostics) == 0 || !strings.Contains(stderr, "skills/bad/SKILL.md") {
+	if code != 1 || doc.Error.Code != "plugin-invalid" || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Path != "skills/bad/SKILL.md" {
 		t.Fatalf("push with error diagnostics: exit %d %+v\n%s", code, doc, stderr)
+	}
+	// In text, the report validate prints, then the refusal.
+	code, stdout, stderr = runCLI(t, "push", broken, dst, "--plain-http")
+	_, vout, _ := runCLI(t, "validate", broken)
+	if code != 1 || stdout != vout || !strings.Contains(stderr, "--allow-errors") {
+		t.Fatalf("push in text: exit %d\nstdout %q\nvalidate %q\nstderr %q", code, stdout, vout, stderr)
 	}
 	if code, _, _ := runCLI(t, "pull", dst, filepath.Join(t.TempDir(), "x"), "--plain-http"); code != 1 {
 		t.Errorf("a refused push left something to pull (exit %d)", code)
@@ -157,8 +163,8 @@ func TestPushRefusals(t *testing.T) {
 
 	rejected := t.TempDir()
 	os.WriteFile(filepath.Join(rejected, "plugin.json"), []byte(`{"name":"rejected"}`), 0o644)
-	if code, _, stderr := runCLI(t, "push", rejected, dst, "--plain-http"); code != 1 || !strings.Contains(stderr, "plugin.json") {
-		t.Errorf("rejected plugin: exit %d\n%s", code, stderr)
+	if code, stdout, stderr := runCLI(t, "push", rejected, dst, "--plain-http"); code != 1 || !strings.Contains(stdout, "plugin.json") {
+		t.Errorf("rejected plugin: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, bad := range []string{"oci://" + reg.Host + "/plugins/x@sha256:" + strings.Repeat("0", 64), "docker://x/y:1", "oci://Bad/Repo:1"} {
 		if code, _, _ := runCLI(t, "push", examplePlugin, bad, "--plain-http"); code != 2 {

@@ -86,6 +86,9 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 			return usage(err)
 		}
 	}
+	if err := cmd.Context().Err(); err != nil {
+		return err // interrupted: write nothing
+	}
 	digest, err := packToFile(out, pkg, opts.Root)
 	if err != nil {
 		return explain(cmd, err)

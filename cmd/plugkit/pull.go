@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
@@ -21,6 +22,9 @@ type pullResult struct {
 	Version   string `json:"version"`
 	Path      string `json:"path"`
 	Files     int    `json:"files"`
+	// Diagnostics are the loaded plugin's (warnings, or errors a pull
+	// does not refuse).
+	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
 func newPullCmd() *cobra.Command {
@@ -65,15 +69,16 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			}
 			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote})
 			if err != nil {
-				return ociFailure(ref, err)
+				return explain(cmd, ociFailure(ref, err))
 			}
-			printDiagnostics(cmd.ErrOrStderr(), p.Package.Diagnostics)
+
 			if err := snapshot.WriteDir(args[1], p.Package.Snapshot); err != nil {
 				return usage(err)
 			}
 			res := pullResult{Reference: ref.String(), Digest: p.Identity, Name: p.Package.Name, Version: p.Package.Version,
-				Path: args[1], Files: len(p.Package.Snapshot.Files)}
+				Path: args[1], Files: len(p.Package.Snapshot.Files), Diagnostics: nonNil(p.Package.Diagnostics)}
 			return output(cmd, f.asJSON, res, func(w io.Writer) {
+				printDiagnostics(w, res.Diagnostics)
 				fmt.Fprintf(w, "pulled %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", terminal.Safe(res.Name), terminal.Safe(res.Version), res.Digest, res.Files, terminal.Safe(res.Path))
 			})
 		},

@@ -50,7 +50,7 @@ SOURCE_DATE_EPOCH is set).
 REF is oci://REGISTRY/REPOSITORY[:TAG] or oci-layout:DIR[:TAG]; without a
 tag, the plugin's version is the tag. A rejected plugin is refused; a plugin
 with error diagnostics is refused unless --allow-errors. Diagnostics are
-printed on stderr as validate prints them (in --json, in "diagnostics").
+printed as validate prints them (in --json, in "diagnostics").
 
 Registries are reached over HTTPS (--plain-http for HTTP) with the
 credentials of the Docker config (plugkit login, docker login, oras login).
@@ -85,15 +85,20 @@ func runPush(cmd *cobra.Command, f ociFlags, srcArg, refArg string, allowErrors 
 	}
 	p, err := openSource(ctx, srcArg, source.ParseOptions{}, source.Options{Remote: remote})
 	if err != nil {
-		if ds, ok := agentplugin.Diagnostics(err); ok {
-			printDiagnostics(cmd.ErrOrStderr(), ds)
-		}
-		return err
+		return explain(cmd, err)
 	}
 	pkg := p.Package
-	printDiagnostics(cmd.ErrOrStderr(), pkg.Diagnostics)
+	// The plugin is judged as validate judges it, and its report printed
+	// the same way.
+	report := newValidateReport(srcArg)
+	report.fill(pkg)
+	if !f.asJSON {
+		printValidateReport(cmd.OutOrStdout(), report, false)
+	}
 	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
-		return withDiagnostics(withCode(codeInvalid, failed(fmt.Errorf("%s: the plugin has error diagnostics; fix them, or push anyway with --allow-errors", srcArg))), pkg.Diagnostics)
+		return withDiagnostics(withCode(codeInvalid, failed(&summaryError{
+			msg: srcArg + " has error diagnostics: not pushed (--allow-errors pushes it anyway)",
+		})), pkg.Diagnostics)
 	}
 	created, err := oci.SourceDateEpoch()
 	if err != nil {

@@ -30,7 +30,7 @@ type serveFlags struct {
 	gcInterval, gcGrace, resolveTTL   time.Duration
 	uploadGrace                       time.Duration
 	minUploadRate                     int64
-	uploads, publishes                int
+	uploads, queued, publishes        int
 	releases, channels, installations int
 	descriptionBytes                  int
 }
@@ -61,7 +61,8 @@ tokens nobody can publish.
 
 Publish bodies are received into DATA/uploads before they take one of the
 publish slots, at no less than --min-upload-rate after --upload-grace; past
---max-uploads at once the registry answers 503 with Retry-After. Blobs that
+--max-uploads arriving or --max-queued in flight the registry answers 503
+with Retry-After. Blobs that
 no release refers to (left by a publish that crashed) are removed every
 --gc-interval once they are older than --gc-grace; plugkit serve gc runs the
 same collection once.
@@ -93,6 +94,7 @@ SIGTERM stops the server after the requests in flight.`,
 	fl.DurationVar(&f.gcGrace, "gc-grace", registry.DefaultGCGrace, "age below which an orphan blob is kept")
 	fl.DurationVar(&f.resolveTTL, "resolve-cache-ttl", time.Second, "how long a resolve answer is reused (0 disables the cache)")
 	fl.IntVar(&f.uploads, "max-uploads", registry.DefaultMaxConcurrentUploads, "publish bodies received at once; beyond, 503")
+	fl.IntVar(&f.queued, "max-queued", registry.DefaultMaxQueuedPublishes, "publishes in flight (received or arriving); beyond, 503")
 	fl.IntVar(&f.publishes, "max-publishes", registry.DefaultMaxConcurrentPublishes, "publishes unpacked and checked at once")
 	fl.Int64Var(&f.minUploadRate, "min-upload-rate", registry.DefaultMinUploadRate, "slowest average upload rate, bytes/s")
 	fl.DurationVar(&f.uploadGrace, "upload-grace", registry.DefaultUploadGrace, "time an upload has before --min-upload-rate applies")
@@ -137,7 +139,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
-	if err := checkPositive(cmd.Flags(), "max-uploads", "max-publishes", "min-upload-rate", "upload-grace",
+	if err := checkPositive(cmd.Flags(), "max-uploads", "max-queued", "max-publishes", "min-upload-rate", "upload-grace",
 		"max-releases", "max-channels", "max-installations", "max-description", "gc-grace"); err != nil {
 		return err
 	}
@@ -185,7 +187,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Store: db, Blobs: blobs, PublishTokens: publish, ReadTokens: read, AdminTokens: admin,
 		AnonymousRead: anonymous, AnonymousReports: f.anonymousReports, Logger: logger, AccessLog: f.accessLog,
 		ResolveCacheTTL: resolveTTL, SpoolDir: filepath.Join(f.data, "uploads"),
-		MaxConcurrentUploads: f.uploads, MaxConcurrentPublishes: f.publishes,
+		MaxConcurrentUploads: f.uploads, MaxQueuedPublishes: f.queued, MaxConcurrentPublishes: f.publishes,
 		MinUploadRate: f.minUploadRate, UploadGrace: f.uploadGrace,
 		MaxReleasesPerPlugin: f.releases, MaxChannelsPerPlugin: f.channels,
 		MaxInstallationsPerPlugin: f.installations, MaxDescriptionBytes: f.descriptionBytes,

@@ -127,10 +127,13 @@ usage errors or a path that cannot be read. The format does not change it.`,
 				Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}}
 			reports := make([]*validateReport, len(args))
 			code := exitOK
+			bar := startProgress(cmd, "validate", int64(len(args)), false)
 			for i, p := range args {
 				reports[i] = validatePath(cmd.Context(), p, opts)
 				code = max(code, reports[i].code)
+				bar.add(1)
 			}
+			bar.done()
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
