@@ -417,3 +417,15 @@ func TestInstallPolicyVerbs(t *testing.T) {
 		t.Fatalf("sync with the policy: %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestInstallShowsWarnings: a plugin installs with its warning
+// diagnostics shown in the summary.
+func TestInstallShowsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	src := homePlugin(t, filepath.Join(dir, "kv"), "kv", "1", nil)
+	os.WriteFile(filepath.Join(src, "plugin.json"), []byte(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "kv", "skills": []}`), 0o644)
+	code, out, errOut := runCLI(t, "install", src, "--home", filepath.Join(dir, "home"), "--yes")
+	if code != 0 || !strings.Contains(out, "warning[manifest-unknown-field]") {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+}
