@@ -2,6 +2,7 @@ package agentplugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -62,6 +63,12 @@ type manifestCheck struct {
 
 func (m *manifestCheck) fail(code string, p pointer, n jsontree.Node, format string, args ...any) {
 	m.l.at(Error, code, m.doc, p, n.Offset(), format, args...)
+	m.ok = false
+}
+
+// failMsg is fail with a message built only when it is kept (see atMsg).
+func (m *manifestCheck) failMsg(code string, p pointer, n jsontree.Node, msg func() string) {
+	m.l.atMsg(Error, code, m.doc, p, n.Offset(), msg)
 	m.ok = false
 }
 
@@ -136,8 +143,9 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 		default:
 			// Spec 5.2: report and ignore each unknown field; assign it no
 			// meaning. It stays in Manifest as the original object.
-			m.l.at(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(),
-				"unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
+			m.l.atMsg(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(), func() string {
+				return fmt.Sprintf("unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
+			})
 		}
 	}
 }
@@ -182,7 +190,9 @@ func (m *manifestCheck) author(p string, v jsontree.Node) {
 		case mem.Key.Equal("url"):
 			dst = &a.URL
 		default:
-			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "\"author\" may hold only name, email and url, not %q", mem.Name())
+			m.failMsg(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, func() string {
+				return fmt.Sprintf("\"author\" may hold only name, email and url, not %q", mem.Name())
+			})
 			continue
 		}
 		if mem.Value.Kind() != jsontree.String {
@@ -207,13 +217,15 @@ func (m *manifestCheck) extensions(p string, v jsontree.Node) {
 	for mem := range v.Members() {
 		name := mem.Name()
 		if mem.Value.Kind() != jsontree.Object {
-			m.fail(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value,
-				"extension %q must be an object, not %s", name, article(mem.Value.Kind()))
+			m.failMsg(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value, func() string {
+				return fmt.Sprintf("extension %q must be an object, not %s", name, article(mem.Value.Kind()))
+			})
 			continue
 		}
 		if !IsNamespace(name) {
-			m.l.at(Warning, CodeManifestExtensionNamespace, m.doc, ptrMember(p, mem.Key), mem.Offset(),
-				"extension key %q is not a reverse-domain namespace such as com.example.client", name)
+			m.l.atMsg(Warning, CodeManifestExtensionNamespace, m.doc, ptrMember(p, mem.Key), mem.Offset(), func() string {
+				return fmt.Sprintf("extension key %q is not a reverse-domain namespace such as com.example.client", name)
+			})
 		}
 		pkg.Extensions = append(pkg.Extensions, name)
 		pkg.ExtensionData[name] = json.RawMessage(mem.Value.Raw())

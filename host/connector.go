@@ -273,17 +273,31 @@ func (h *Host) CallTool(ctx context.Context, name string, arguments any) (*mcp.C
 	if err != nil {
 		return nil, err
 	}
+	return s.call(ctx, t.Def.Name, arguments)
+}
+
+// CallServerTool calls the tool a server names tool, on the server with
+// the given ID, without listing its tools first; otherwise as CallTool.
+func (h *Host) CallServerTool(ctx context.Context, serverID, tool string, arguments any) (*mcp.CallToolResult, error) {
+	s, err := h.server(serverID)
+	if err != nil {
+		return nil, err
+	}
+	return s.call(ctx, tool, arguments)
+}
+
+func (s *server) call(ctx context.Context, tool string, arguments any) (*mcp.CallToolResult, error) {
 	sess, _, err := s.session(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var res *mcp.CallToolResult
-	err = withTimeout(ctx, h.opts.CallTimeout, "tools/call", func(ctx context.Context) (err error) {
-		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: t.Def.Name, Arguments: arguments})
+	err = withTimeout(ctx, s.h.opts.CallTimeout, "tools/call", func(ctx context.Context) (err error) {
+		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("server %s: tool %s: %w", s.def.ID, t.Def.Name, err)
+		return nil, fmt.Errorf("server %s: tool %s: %w", s.def.ID, tool, err)
 	}
 	s.rewrite(res.Content)
 	return res, nil

@@ -74,7 +74,7 @@ func crashScenarios() []crashScenario {
 				src := plugin{name: "tools", version: "1", files: map[string]string{"bin/t": "#!/bin/sh\n"}}.writeDir(t, filepath.Join(dir, "tools"))
 				return []string{"install", src, "--yes"}
 			},
-			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-synced", "committed"},
+			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-written", "committed"},
 			data:           "kv/state",
 			afterKeepsData: true,
 		},
@@ -88,7 +88,7 @@ func crashScenarios() []crashScenario {
 				v2.writeDir(t, src)
 				return []string{"update", "--yes"}
 			},
-			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-synced", "committed", "tree-trashed"},
+			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-written", "committed", "tree-trashed"},
 			data:           "kv/state",
 			afterKeepsData: true,
 		},
@@ -100,7 +100,7 @@ func crashScenarios() []crashScenario {
 				other.version = "9.0.0"
 				return []string{"install", other.writeDir(t, filepath.Join(dir, "other", "kv")), "--replace", "--yes"}
 			},
-			points: []string{"tree-written", "tree-renamed", ".journal-synced", "plugkit.lock-synced", "committed",
+			points: []string{"tree-written", "tree-renamed", ".journal-written", "plugkit.lock-written", "committed",
 				"data-trashed", "data-moved-out", "tree-trashed"},
 			data: "kv/state",
 		},
@@ -110,8 +110,20 @@ func crashScenarios() []crashScenario {
 				kvWithData(t, dir, h)
 				return []string{"remove", "kv", "--purge"}
 			},
-			points: []string{".journal-synced", "plugkit.lock-synced", "committed", "data-trashed", "tree-trashed"},
+			points: []string{".journal-written", "plugkit.lock-written", "committed", "data-trashed", "tree-trashed"},
 			data:   "kv/state",
+		},
+		{
+			name: "policy",
+			setup: func(t *testing.T, dir string, h *Home) []string {
+				kvWithData(t, dir, h)
+				writeFile(t, filepath.Join(dir, "policy.json"), `{"rules": [{"name": "*", "method": "local-directory", "directories": ["."]}]}`)
+				src := plugin{name: "tools", version: "1"}.writeDir(t, filepath.Join(dir, "tools"))
+				return []string{"install", src, "--yes", "--policy", filepath.Join(dir, "policy.json")}
+			},
+			points:         []string{"policy.json-written", ".journal-written", "plugkit.lock-written", "committed"},
+			data:           "kv/state",
+			afterKeepsData: true,
 		},
 		{
 			name: "sync",
@@ -179,6 +191,10 @@ func TestCrashAtEveryPoint(t *testing.T) {
 				assertClean(t, h)
 				if lock2 := readFile(t, h.LockPath()); lock2 != lock {
 					t.Fatalf("the next run changed the lock")
+				}
+				l, _ := h.ReadLock()
+				if pol, err := h.Policy(); err != nil || (l.Policy != "") != (pol != nil) || (pol != nil && pol.Digest.String() != l.Policy) {
+					t.Errorf("lock policy %q, home policy %v (%v)", l.Policy, pol, err)
 				}
 				_, err = os.Stat(filepath.Join(h.Dir(), "data", sc.data))
 				if keeps := !committed || sc.afterKeepsData; keeps != (err == nil) {
@@ -268,14 +284,18 @@ func killed(err error) bool {
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
-// sameLock compares two locks ignoring installedAt and source paths,
-// which differ between two runs of one scenario in two directories.
+// sameLock compares two locks ignoring installedAt, source paths and the
+// policy digest, which differ between two runs of one scenario in two
+// directories.
 func sameLock(t *testing.T, a, b string) bool {
 	t.Helper()
 	norm := func(s string) string {
 		l, err := ParseLock([]byte(s), Limits{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if l.Policy != "" {
+			l.Policy = digestA // its directories differ between two runs
 		}
 		for i := range l.Plugins {
 			l.Plugins[i].InstalledAt = ""

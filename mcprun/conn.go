@@ -97,6 +97,9 @@ func (c *Conn) start(ctx context.Context, pkg *agentplugin.Package, srv agentplu
 	if err != nil && plan.Client != nil {
 		err = explain(err, plan.Client)
 	}
+	if err != nil && c.proc != nil {
+		err = c.proc.explain(err)
+	}
 	if err != nil {
 		c.fail(StatusFailed, fmt.Errorf("server %s: %w", srv.ID, err))
 		return

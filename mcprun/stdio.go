@@ -2,6 +2,7 @@ package mcprun
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -111,6 +112,20 @@ func (s *stdioProcess) exitReason() string {
 		return "ended"
 	}
 	return s.state.String() // "exit status 3", "signal: killed"
+}
+
+// explain adds how the process ended to a failed start, when it ended by
+// itself: "connection closed" alone hides a crash.
+func (s *stdioProcess) explain(err error) error {
+	if s.pid() == 0 {
+		return err
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(100 * time.Millisecond):
+		return err // still running: the handshake itself failed
+	}
+	return fmt.Errorf("process ended (%s) before the MCP handshake completed: %w", s.exitReason(), err)
 }
 
 // stop ends the server the way the MCP stdio transport asks: its stdin is

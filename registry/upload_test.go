@@ -51,6 +51,29 @@ func drip(t *testing.T, url, token string, total int, interval time.Duration) (<
 	return status, func() { once.Do(func() { close(stop) }) }
 }
 
+// drippers starts n dripping publishes (one byte every interval) and waits
+// until each has its spool file; they stop at the end of the test.
+func drippers(t *testing.T, url, spool string, n int, interval time.Duration) []<-chan int {
+	t.Helper()
+	var statuses []<-chan int
+	for range n {
+		st, stop := drip(t, url, publishToken, 1<<20, interval)
+		t.Cleanup(stop)
+		statuses = append(statuses, st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		entries, _ := os.ReadDir(spool)
+		if len(entries) == n {
+			return statuses
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spool files, want %d", len(entries), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestSlowUploadsHoldNoPublishSlot is item 7 of issue 8: four uploads
 // dripping a byte a second held every publish slot, blocking every other
 // publisher. Bodies are now received before a slot is taken, spooled to
@@ -61,24 +84,7 @@ func TestSlowUploadsHoldNoPublishSlot(t *testing.T) {
 		MaxConcurrentPublishes: 1, MaxConcurrentUploads: 8, SpoolDir: spool,
 		MinUploadRate: 1 << 10, UploadGrace: 3 * time.Second,
 	}, false)
-	var statuses []<-chan int
-	for range 4 {
-		st, stop := drip(t, ts.URL, publishToken, 1<<20, 50*time.Millisecond)
-		defer stop()
-		statuses = append(statuses, st)
-	}
-	// Wait until the four bodies are being spooled.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		entries, _ := os.ReadDir(spool)
-		if len(entries) == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spool files, want 4", len(entries))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	statuses := drippers(t, ts.URL, spool, 4, 50*time.Millisecond)
 	start := time.Now()
 	res, err := client(ts.URL, publishToken).Publish(context.Background(), pluginArchive(t, "prompt", "1.0.0", nil), "")
 	if err != nil || !res.Created {
@@ -119,16 +125,7 @@ func waitEmpty(t *testing.T, dir string) {
 func TestUploadSlotsFull(t *testing.T) {
 	spool := t.TempDir()
 	ts := newTestServer(t, Config{MaxConcurrentUploads: 2, SpoolDir: spool, UploadGrace: time.Minute}, false)
-	for range 2 {
-		_, stop := drip(t, ts.URL, publishToken, 1<<20, 20*time.Millisecond)
-		defer stop()
-	}
-	for range 500 {
-		if entries, _ := os.ReadDir(spool); len(entries) == 2 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	drippers(t, ts.URL, spool, 2, 20*time.Millisecond)
 	start := time.Now()
 	_, err := client(ts.URL, publishToken).Publish(context.Background(), pluginArchive(t, "late", "1.0.0", nil), "")
 	var se *distribution.StatusError
@@ -171,4 +168,16 @@ func TestUploadErrors(t *testing.T) {
 		resp.Body.Close()
 	}
 	waitEmpty(t, spool)
+}
+
+// TestPublishQueueFull: the publishes in flight, and so the spool files,
+// are bounded too, whatever the upload slots.
+func TestPublishQueueFull(t *testing.T) {
+	spool := t.TempDir()
+	ts := newTestServer(t, Config{MaxConcurrentUploads: 2, MaxQueuedPublishes: 2, SpoolDir: spool, UploadGrace: time.Minute}, false)
+	drippers(t, ts.URL, spool, 2, 20*time.Millisecond)
+	st, code, h := do(t, "POST", ts.URL+distribution.Prefix+"/publish", publishToken, "", strings.NewReader("x"))
+	if st != 503 || code != distribution.CodeBusy || h.Get("Retry-After") == "" {
+		t.Fatalf("publish with the queue full: %d %s", st, code)
+	}
 }

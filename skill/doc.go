@@ -25,10 +25,14 @@
 // "flag: true" is "true". This applies to every key: "license: ~" is the
 // license "~" and an empty value is the empty string. Skill.Frontmatter
 // therefore holds only strings, map[string]any and []any. Aliases are
-// expanded, but the number of nodes visited, expansions included, is
-// bounded by MaxFrontmatterNodes, which defeats alias bombs ("billion
-// laughs") while no alias-free frontmatter within the size limit can reach
-// it. Duplicate keys are an error at every level, because YAML leaves their
+// expanded, but the work of decoding is bounded: every node visited,
+// expansions included, every mapping key and every problem costs one unit
+// of a budget of four units a byte of frontmatter plus 256, at most
+// MaxFrontmatterNodes. This defeats alias bombs ("billion laughs") and
+// aliases that multiply a mapping's problems, keeps the cost of a skill
+// proportional to its size, and no alias-free frontmatter can reach it.
+// At most MaxProblems problems are returned; a last one counts the rest.
+// Duplicate keys are an error at every level, because YAML leaves their
 // meaning undefined and tools disagree on which value wins.
 //
 // The name is normalised with Unicode NFKC and must then match
@@ -50,7 +54,8 @@
 //	skill-frontmatter-missing      the file does not start with a "---" line
 //	skill-frontmatter-unterminated no closing "---" line follows the opening one
 //	skill-frontmatter-too-large    the frontmatter exceeds MaxFrontmatterBytes
-//	skill-frontmatter-too-complex  the YAML, aliases expanded, exceeds MaxFrontmatterNodes nodes
+//	skill-frontmatter-too-complex  decoding the YAML, aliases expanded, exceeds its budget (see Values)
+//	skill-problems-truncated       more than MaxProblems problems: the count of the rest (an error when one of them is)
 //	skill-yaml-invalid             the frontmatter is not well-formed YAML
 //	skill-yaml-not-mapping         the frontmatter is empty or not a YAML mapping
 //	skill-yaml-duplicate-key       a mapping repeats a key

@@ -22,13 +22,13 @@ func (c *checker) name(v *yaml.Node, s *Skill) {
 	}
 	name := norm.NFKC.String(raw)
 	if msg := nameError(name); msg != "" {
-		c.add(Error, "skill-name-invalid", "/name", v, msg)
+		c.add(Error, "skill-name-invalid", "/name", v, "%s", msg)
 		return
 	}
 	if c.dirName != "" {
 		if dir := norm.NFKC.String(c.dirName); dir != name {
 			c.add(Error, "skill-name-mismatch", "/name", v,
-				fmt.Sprintf("name %q does not match the skill's directory name %q", name, c.dirName))
+				"name %q does not match the skill's directory name %q", name, c.dirName)
 			return
 		}
 	}

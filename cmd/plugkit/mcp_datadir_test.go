@@ -6,15 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // TestMCPAdhocDataDirKeyedByLocation is issue 8 item 15: two plugin
 // directories that declare the same name get two PLUGIN_DATA directories
 // on an ad-hoc run, never the data/NAME an installed plugin gets.
 func TestMCPAdhocDataDirKeyedByLocation(t *testing.T) {
-	bin := testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
+	bin := testServerBin(t)
 	xdg := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", xdg)
 	t.Setenv("PLUGKIT_HOME", "")

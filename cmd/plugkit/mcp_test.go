@@ -12,15 +12,13 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // TestMCPCommands runs "plugkit mcp list" and "plugkit mcp call" in-process
 // against a real plugin directory whose stdio servers are the mcprun test
 // server, built once here, and a Streamable HTTP server on 127.0.0.1.
 func TestMCPCommands(t *testing.T) {
-	bin := testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
+	bin := testServerBin(t)
 
 	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	mcp.AddTool(remote, &mcp.Tool{Name: "ping"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
@@ -39,7 +37,7 @@ func TestMCPCommands(t *testing.T) {
 	okRoot := writeMCPPlugin(t, bin, `{"good": {"type": "stdio", "command": "./bin/server"}}`)
 
 	t.Run("list-json", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "--data-dir", t.TempDir(), root)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "--plugin-data", t.TempDir(), root)
 		if code != exitFailed {
 			t.Errorf("exit %d, want 1 (a server failed); stderr %s", code, stderr)
 		}
@@ -86,7 +84,7 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("list-transports-and-text", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "list", "--transports", "stdio", "--data-dir", t.TempDir(), okRoot)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--transports", "stdio", "--plugin-data", t.TempDir(), okRoot)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -105,7 +103,7 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("call-default-args-is-an-object", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", t.TempDir(), root, "good", "echo")
+		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--plugin-data", t.TempDir(), root, "good", "echo")
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -123,7 +121,7 @@ func TestMCPCommands(t *testing.T) {
 		}
 	})
 
-	t.Run("call-args-and-data-dir", func(t *testing.T) {
+	t.Run("call-args-and-hidden-data-dir-alias", func(t *testing.T) {
 		data := filepath.Join(t.TempDir(), "pd")
 		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", data,
 			"--args", `{"name": "out file.txt", "content": "hello"}`, root, "demo/good", "write")
@@ -159,8 +157,8 @@ func TestMCPCommands(t *testing.T) {
 			{[]string{root, "good"}, exitUsage},
 			{[]string{root, "escape", "echo"}, exitFailed},
 			{[]string{root, "bad", "echo"}, exitFailed},
-			{[]string{"--data-dir", t.TempDir(), root, "crash", "echo"}, exitFailed},
-			{[]string{"--data-dir", t.TempDir(), root, "good", "no-such-tool"}, exitFailed},
+			{[]string{"--plugin-data", t.TempDir(), root, "crash", "echo"}, exitFailed},
+			{[]string{"--plugin-data", t.TempDir(), root, "good", "no-such-tool"}, exitFailed},
 			{[]string{filepath.Join(t.TempDir(), "missing"), "good", "echo"}, exitUsage},
 		} {
 			code, _, stderr := runCLI(t, append([]string{"mcp", "call"}, tc.args...)...)
