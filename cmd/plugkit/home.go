@@ -138,7 +138,7 @@ func consentFunc(cmd *cobra.Command, yes, asJSON bool) install.ConsentFunc {
 	return func(ctx context.Context, c *install.Change) (bool, error) {
 		w := cmd.ErrOrStderr()
 		printConsent(w, c)
-		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), c.Name)
+		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), safe(c.Name))
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')

@@ -4,38 +4,17 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
-// buildTestServer builds mcprun's test MCP server once per test binary.
-var testServer struct {
-	path string
-	err  error
-}
-
+// testServerBin is mcprun's test MCP server, built once per test binary.
 func testServerBin(t *testing.T) string {
-	t.Helper()
-	if testServer.path == "" && testServer.err == nil {
-		dir, err := os.MkdirTemp("", "plugkit-testserver-")
-		if err == nil {
-			testServer.path = filepath.Join(dir, "testserver")
-			out, berr := exec.Command("go", "build", "-o", testServer.path, "github.com/plugkit/plugkit/mcprun/internal/testserver").CombinedOutput()
-			if berr != nil {
-				testServer.err = berr
-				t.Logf("%s", out)
-			}
-		} else {
-			testServer.err = err
-		}
-	}
-	if testServer.err != nil {
-		t.Fatalf("building the test server: %v", testServer.err)
-	}
-	return testServer.path
+	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
 }
 
 // writeSmallPlugin writes plugin "demo" whose bin/run is a script that
