@@ -14,8 +14,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -24,6 +22,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
+
+	"github.com/plugkit/plugkit/internal/boundedfile"
 )
 
 // ErrPassword means an encrypted private key did not decrypt with the
@@ -187,19 +187,7 @@ func LoadPrivateKey(path string, password func() ([]byte, error)) (*PrivateKey, 
 }
 
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxKeyFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > MaxKeyFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes: not a key file", path, MaxKeyFileBytes)
-	}
-	return b, nil
+	return boundedfile.Read(path, MaxKeyFileBytes, "MaxKeyFileBytes")
 }
 
 // GenerateKeyPair makes a new ECDSA P-256 key pair in cosign's format: the

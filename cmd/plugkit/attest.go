@@ -1,13 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/oci"
+	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/trust"
 )
 
@@ -64,17 +65,12 @@ object, wrong password), 2 usage, network or I/O error.`,
 
 // readPredicate reads a predicate file, bounded by what a bundle may hold.
 func readPredicate(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	b, err := boundedfile.Read(path, trust.DefaultMaxBundleBytes, "MaxBundleBytes")
+	if errors.Is(err, snapshot.ErrLimit) {
+		return nil, failed(err)
+	}
 	if err != nil {
 		return nil, usage(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, trust.DefaultMaxBundleBytes+1))
-	if err != nil {
-		return nil, usage(err)
-	}
-	if len(b) > trust.DefaultMaxBundleBytes {
-		return nil, withCode(codeLimit, failed(fmt.Errorf("%s: larger than %d bytes, the most a bundle may hold (MaxBundleBytes)", path, trust.DefaultMaxBundleBytes)))
 	}
 	if err := trust.CheckPredicate(b); err != nil {
 		return nil, failed(fmt.Errorf("%s: %w", path, err))

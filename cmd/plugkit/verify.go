@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/oci"
+	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 	"github.com/plugkit/plugkit/trust"
 )
@@ -269,22 +271,18 @@ func verifyPath(cmd *cobra.Command, v *verifyFlags, path string, policy *trust.P
 // readBundleFile reads a detached bundle; a missing one is nil unless
 // required.
 func readBundleFile(path string, required bool) ([]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) && !required {
+	b, err := boundedfile.Read(path, trust.DefaultMaxBundleBytes, "MaxBundleBytes")
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, os.ErrNotExist) && !required:
 		return nil, nil
-	}
-	if err != nil {
+	case errors.Is(err, snapshot.ErrLimit):
+		return nil, failed(err)
+	case errors.Is(err, os.ErrNotExist):
 		return nil, usage(fmt.Errorf("%w (a file's signature is its bundle: sign it with plugkit sign FILE, or give --bundle)", err))
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, trust.DefaultMaxBundleBytes+1))
-	if err != nil {
-		return nil, usage(err)
-	}
-	if len(b) > trust.DefaultMaxBundleBytes {
-		return nil, withCode(codeLimit, failed(fmt.Errorf("%s: larger than %d bytes (MaxBundleBytes)", path, trust.DefaultMaxBundleBytes)))
-	}
-	return b, nil
+	return nil, usage(err)
 }
 
 // admit applies the policy and records its decision in res.
