@@ -4,39 +4,16 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
-// buildTestServer builds mcprun's test MCP server once per test binary.
-var testServer struct {
-	path string
-	err  error
-}
-
-func testServerBin(t testing.TB) string {
-	t.Helper()
-	if testServer.path == "" && testServer.err == nil {
-		dir, err := os.MkdirTemp("", "plugkit-testserver-")
-		if err == nil {
-			testServer.path = filepath.Join(dir, "testserver")
-			out, berr := exec.Command("go", "build", "-o", testServer.path, "github.com/plugkit/plugkit/mcprun/internal/testserver").CombinedOutput()
-			if berr != nil {
-				testServer.err = berr
-				t.Logf("%s", out)
-			}
-		} else {
-			testServer.err = err
-		}
-	}
-	if testServer.err != nil {
-		t.Fatalf("building the test server: %v", testServer.err)
-	}
-	return testServer.path
-}
+// testServerBin is mcprun's test MCP server, built once per test binary.
+func testServerBin(t testing.TB) string { return testservice.MCPServer(t) }
 
 // writeSmallPlugin writes plugin "demo" whose bin/run is a script that
 // starts the test server: small to pack and install, unlike the server.

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 var (
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}
+	testservice.Cleanup()
 	os.Exit(code)
 }
 
