@@ -50,15 +50,17 @@ func (l *loader) manifest() bool {
 	if !m.schema(root) {
 		return false
 	}
+	m.rule = manifestRule(l.version)
 	m.fields(root)
 	return m.ok
 }
 
 // manifestCheck validates the members of one plugin.json object.
 type manifestCheck struct {
-	l   *loader
-	doc *jsonDoc
-	ok  bool
+	l    *loader
+	doc  *jsonDoc
+	rule *rule // the fields of the manifest and their types
+	ok   bool
 }
 
 func (m *manifestCheck) fail(code string, p pointer, n jsontree.Node, format string, args ...any) {
@@ -114,6 +116,14 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 		pkg.Manifest[name] = json.RawMessage(mem.Value.Raw())
 		p := ptrMember("", mem.Key)
 		v := mem.Value
+		if _, known := m.rule.field(name); !known {
+			// Spec 5.2: report and ignore each unknown field; assign it no
+			// meaning. It stays in Manifest as the original object.
+			m.l.atMsg(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(), func() string {
+				return fmt.Sprintf("unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
+			})
+			continue
+		}
 		switch name {
 		case "$schema":
 		case "name":
@@ -140,12 +150,6 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 			m.author(p.String(), v)
 		case "extensions":
 			m.extensions(p.String(), v)
-		default:
-			// Spec 5.2: report and ignore each unknown field; assign it no
-			// meaning. It stays in Manifest as the original object.
-			m.l.atMsg(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(), func() string {
-				return fmt.Sprintf("unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
-			})
 		}
 	}
 }
@@ -180,26 +184,27 @@ func (m *manifestCheck) author(p string, v jsontree.Node) {
 		return
 	}
 	a := &Author{}
+	authorRule, _ := m.rule.field("author")
 	for mem := range v.Members() {
-		var dst *string
-		switch {
-		case mem.Key.Equal("name"):
-			dst = &a.Name
-		case mem.Key.Equal("email"):
-			dst = &a.Email
-		case mem.Key.Equal("url"):
-			dst = &a.URL
-		default:
+		name := mem.Name()
+		if _, known := authorRule.field(name); !known {
 			m.failMsg(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, func() string {
-				return fmt.Sprintf("\"author\" may hold only name, email and url, not %q", mem.Name())
+				return fmt.Sprintf("\"author\" may hold only name, email and url, not %q", name)
 			})
 			continue
 		}
 		if mem.Value.Kind() != jsontree.String {
-			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "author %q must be a string, not %s", mem.Name(), article(mem.Value.Kind()))
+			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "author %q must be a string, not %s", name, article(mem.Value.Kind()))
 			continue
 		}
-		*dst = mem.Value.Str()
+		switch name {
+		case "name":
+			a.Name = mem.Value.Str()
+		case "email":
+			a.Email = mem.Value.Str()
+		case "url":
+			a.URL = mem.Value.Str()
+		}
 	}
 	m.l.pkg.Author = a
 }

@@ -81,6 +81,7 @@ func (l *loader) mcp() {
 		return
 	}
 	l.pkg.MCP = MCPConfigured
+	serversRule, _ := mcpRule(l.version).field("mcpServers")
 	i := 0
 	for m := range servers.Members() {
 		if i >= l.limits.MaxServers {
@@ -90,7 +91,7 @@ func (l *loader) mcp() {
 		}
 		i++
 		name := m.Name()
-		sc := &serverCheck{l: l, doc: d, name: name, ptr: "/mcpServers/" + jsontree.EscapePointer(name), ok: true}
+		sc := &serverCheck{l: l, doc: d, servers: serversRule, name: name, ptr: "/mcpServers/" + jsontree.EscapePointer(name), ok: true}
 		if s := sc.check(m); s != nil {
 			l.pkg.Servers = append(l.pkg.Servers, *s)
 		}
@@ -100,11 +101,12 @@ func (l *loader) mcp() {
 
 // serverCheck validates one entry of mcpServers (spec 7.2.1).
 type serverCheck struct {
-	l    *loader
-	doc  *jsonDoc
-	name string
-	ptr  string
-	ok   bool
+	l       *loader
+	doc     *jsonDoc
+	servers *rule // the rule of mcpServers, whose values are the variants
+	name    string
+	ptr     string
+	ok      bool
 }
 
 func (c *serverCheck) fail(code string, p pointer, offset int, format string, args ...any) {
@@ -117,13 +119,6 @@ func (c *serverCheck) failMsg(code string, p pointer, offset int, msg func() str
 	c.l.atMsg(Error, code, c.doc, p, offset, func() string {
 		return fmt.Sprintf("server %q: %s; the server is skipped", c.name, msg())
 	})
-}
-
-// variantFields lists the fields of each closed variant.
-var variantFields = map[Transport][]string{
-	Stdio:          {"type", "command", "args", "env", "cwd"},
-	StreamableHTTP: {"type", "url", "headers"},
-	SSE:            {"type", "url", "headers"},
 }
 
 func (c *serverCheck) check(m jsontree.Member) *Server {
@@ -145,17 +140,18 @@ func (c *serverCheck) check(m jsontree.Member) *Server {
 		return nil
 	}
 	typ := Transport(t.Str())
-	fields, known := variantFields[typ]
+	variantRule, known := variant(c.servers, typ)
 	if !known {
 		c.fail(CodeServerType, ptr(c.ptr+"/type"), t.Offset(), "unknown type %q (expected stdio, streamable-http or sse)", t.Str())
 		return nil
 	}
 	s := &Server{ID: c.l.pkg.Name + "/" + c.name, Name: c.name, Type: typ, Raw: v.Raw()}
+	fields := variantRule.fieldNames()
 	for f := range v.Members() {
 		if !slices.ContainsFunc(fields, f.Key.Equal) {
 			c.failMsg(CodeServerUnknownField, ptrMember(c.ptr, f.Key), f.Offset(), func() string {
 				name := f.Name()
-				return fmt.Sprintf("field %q is not allowed in a %s server%s", name, typ, otherVariant(name, typ))
+				return fmt.Sprintf("field %q is not allowed in a %s server%s", name, typ, c.otherVariant(name, typ))
 			})
 		}
 	}
@@ -175,9 +171,11 @@ func (c *serverCheck) check(m jsontree.Member) *Server {
 	return s
 }
 
-func otherVariant(field string, typ Transport) string {
+// otherVariant names the variant a field of another transport belongs to,
+// for the message about it.
+func (c *serverCheck) otherVariant(field string, typ Transport) string {
 	for _, t := range AllTransports {
-		if t != typ && slices.Contains(variantFields[t], field) {
+		if v, _ := variant(c.servers, t); t != typ && slices.Contains(v.fieldNames(), field) {
 			return " (it belongs to the " + string(t) + " variant)"
 		}
 	}

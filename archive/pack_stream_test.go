@@ -64,9 +64,9 @@ func TestPackBytesAreFrozenAcrossChunks(t *testing.T) {
 	const chunk = 256 << 10
 	for _, sizes := range [][]int{
 		{100},
-		{chunk - 2048},          // one file: 512 + data + 1024 = 1 chunk - 512
-		{2*chunk - 1536},        // exactly 2 chunks
-		{2*chunk - 1536 + 1},    // 2 chunks and a block
+		{chunk - 2048},        // one file: 512 + data + 1024 = 1 chunk - 512
+		{2*chunk - 1536},      // exactly 2 chunks
+		{2*chunk - 1536 + 1},  // 2 chunks and a block
 		{700_000, 3, 300_000}, // several chunks
 	} {
 		files := map[string][]byte{}

@@ -203,46 +203,45 @@ func find[T any](ctx context.Context, h *Host, name string, k kind, list func(*s
 	}
 	var mu sync.Mutex
 	var lastErr error
-	search := func(srvs []*server, cachedOnly bool) (*server, T, int) {
-		var found *server
-		var item T
-		n := 0
-		eachServer(srvs, func(s *server) {
-			if cachedOnly && !s.cached(k) {
-				return
+	var found *server
+	var item T
+	n := 0
+	match := func(s *server) {
+		items, err := list(s, ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			lastErr = err
+			return
+		}
+		for _, it := range items {
+			if key(it) == name {
+				found, item, n = s, it, n+1
 			}
-			items, err := list(s, ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				lastErr = err
-				return
-			}
-			for _, it := range items {
-				if key(it) == name {
-					found, item, n = s, it, n+1
-				}
-			}
-		})
-		return found, item, n
+		}
 	}
 	all := h.servers()
-	s, item, n := search(all, true)
-	if n == 0 {
-		candidates := all
-		p, sv, plain := splitPlainName(name)
-		if plain {
-			// Only the server the name spells can hold it.
-			candidates = slices.DeleteFunc(slices.Clone(all), func(s *server) bool {
-				return s.plugin.Package.Name != p || s.def.Name != sv
-			})
+	p, sv, plain := splitPlainName(name)
+	if plain {
+		// Only the server the name spells can hold it.
+		all = slices.DeleteFunc(all, func(s *server) bool { return s.plugin.Package.Name != p || s.def.Name != sv })
+		eachServer(all, match)
+		if n == 0 && len(all) == 1 && lastErr != nil {
+			return nil, zero, lastErr // that server is down: say why
 		}
-		s, item, n = search(candidates, false)
-		if n == 0 && plain && len(candidates) == 1 && lastErr != nil {
-			// The server the name spells is down: say why.
-			return nil, zero, lastErr
+	} else {
+		// Lists already cached cost no request: look there first, and
+		// list every server only for a name not found there.
+		for _, s := range all {
+			if s.cached(k) {
+				match(s)
+			}
+		}
+		if n == 0 {
+			eachServer(all, match)
 		}
 	}
+	s := found
 	switch {
 	case ctx.Err() != nil:
 		return nil, zero, ctx.Err()

@@ -2,6 +2,8 @@ package host
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/install"
@@ -56,19 +58,34 @@ func (l *HomePlugins) Load() ([]Plugin, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Verifying and loading is file I/O and hashing: spread it over the
+	// CPUs, keeping the lock's order.
+	plugins := make([]Plugin, len(list))
+	failures := make([]error, len(list))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range list {
+		in := &list[i]
+		if p, ok := l.loaded[in.Name]; ok && p.Identity == in.Identity && p.Root == in.Path {
+			plugins[i] = p
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			plugins[i], failures[i] = loadInstalled(l.home, in, l.opts)
+		})
+	}
+	wg.Wait()
 	var out []Plugin
 	var errs []error
 	next := map[string]Plugin{}
-	for i := range list {
-		in := &list[i]
-		p, ok := l.loaded[in.Name]
-		if !ok || p.Identity != in.Identity || p.Root != in.Path {
-			if p, err = loadInstalled(l.home, in, l.opts); err != nil {
-				errs = append(errs, err)
-				continue
-			}
+	for i, p := range plugins {
+		if failures[i] != nil {
+			errs = append(errs, failures[i])
+			continue
 		}
-		next[in.Name] = p
+		next[p.Package.Name] = p
 		out = append(out, p)
 	}
 	l.loaded = next

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -176,7 +175,7 @@ func TestServerKilledIsReportedAndRestarted(t *testing.T) {
 	var first serverInfo
 	callJSON(t, h, "alpha_one_info", nil, &first)
 
-	syscall.Kill(first.PID, syscall.SIGKILL)
+	kill(t, first.PID)
 	waitFor(t, "the exit to be reported", func() bool { return statusOf(t, h, "alpha/one").Status == mcprun.StatusExited })
 	st := statusOf(t, h, "alpha/one")
 	if !strings.Contains(st.Reason, "killed") || !strings.Contains(st.LastExit, "killed") || !errors.Is(st.Err, mcprun.ErrExited) {
@@ -197,7 +196,7 @@ func TestServerKilledIsReportedAndRestarted(t *testing.T) {
 	}
 
 	// Dying again at once: the next start waits MinBackoff.
-	syscall.Kill(second.PID, syscall.SIGKILL)
+	kill(t, second.PID)
 	waitFor(t, "the second exit", func() bool { return statusOf(t, h, "alpha/one").Status == mcprun.StatusExited })
 	_, err := h.CallTool(context.Background(), "alpha_one_info", nil)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "next start attempt") {
@@ -441,4 +440,15 @@ func TestAdhocDataDir(t *testing.T) {
 		t.Errorf("an artifact's data directory: %s", d)
 	}
 
+}
+
+// kill ends a process at once (SIGKILL on Unix).
+func kill(t *testing.T, pid int) {
+	p, err := os.FindProcess(pid)
+	if err == nil {
+		err = p.Kill()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,6 +3,8 @@
 package mcprun
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -97,6 +99,74 @@ func allProcs() []procStat {
 	return out
 }
 
+// children lists the children of pid from /proc/PID/task/*/children
+// (each thread's children, since any thread may fork); false when this
+// kernel does not have those files, and /proc must be scanned instead.
+func children(pid int) ([]int, bool) {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && t.Name() == strconv.Itoa(pid) {
+				return nil, false // no CONFIG_PROC_CHILDREN
+			}
+			continue // the thread ended meanwhile
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, true
+}
+
+// childStats returns the stats of the children of pid, from its children
+// files when the kernel has them, else from a scan of /proc.
+func childStats(pid int) []procStat {
+	kids, ok := children(pid)
+	if !ok {
+		var out []procStat
+		for _, p := range allProcs() {
+			if p.ppid == pid {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	out := make([]procStat, 0, len(kids))
+	for _, k := range kids {
+		if st, ok := readStat(k); ok && st.ppid == pid {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// descendantsOf returns every process below root, walking the children
+// files when the kernel has them (cost proportional to the tree), else
+// scanning /proc (proportional to every process on the system).
+func descendantsOf(root int) []procStat {
+	if _, ok := children(root); !ok {
+		return descendants(allProcs(), root)
+	}
+	var out []procStat
+	queue := []int{root}
+	for len(queue) > 0 {
+		kids := childStats(queue[0])
+		queue = queue[1:]
+		for _, k := range kids {
+			out = append(out, k)
+			queue = append(queue, k.pid)
+		}
+	}
+	return out
+}
+
 // descendants returns every process below root in procs (root excluded).
 func descendants(procs []procStat, root int) []procStat {
 	children := map[int][]procStat{}
@@ -125,9 +195,8 @@ func freezeEscapees(pid int) []procID {
 	var out []procID
 	for range 8 {
 		fresh := false
-		procs := allProcs()
 		escaped := map[int]bool{}
-		for _, p := range descendants(procs, pid) {
+		for _, p := range descendantsOf(pid) {
 			if p.pgid != pid || escaped[p.ppid] {
 				escaped[p.pid] = true
 				if !seen[p.procID] && !p.zombie {
@@ -158,17 +227,15 @@ func killProcs(ids []procID) {
 // children besides the ones it started, and they are never exec.Cmd's, so
 // waiting for them here takes nothing from anyone.
 func killOrphans(server func(pid int) bool) {
-	self := os.Getpid()
-	procs := allProcs()
 	var orphans []procStat
-	for _, p := range procs {
-		if p.ppid == self && !server(p.pid) {
+	for _, p := range childStats(os.Getpid()) {
+		if !server(p.pid) {
 			orphans = append(orphans, p)
 		}
 	}
 	for _, o := range orphans {
 		var ids []procID
-		for _, d := range descendants(procs, o.pid) {
+		for _, d := range descendantsOf(o.pid) {
 			syscall.Kill(d.pid, syscall.SIGSTOP)
 			ids = append(ids, d.procID)
 		}

@@ -97,10 +97,11 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.log.Info("published", "release", stored.ID, "digest", stored.ArtifactDigest,
 		"channel", channel, "created", created, "by", by.Identity)
-	status := http.StatusOK
+	status, result := http.StatusOK, "existing"
 	if created {
-		status = http.StatusCreated
+		status, result = http.StatusCreated, "created"
 	}
+	s.metrics.publishes.WithLabelValues(result).Inc()
 	writeJSON(w, status, distribution.PublishResult{Release: stored, Channel: channel, Created: created})
 	return nil
 }

@@ -121,7 +121,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if b, ok := s.resolved.get(q); ok {
+	b, gen, hit := s.resolved.get(q)
+	s.metrics.cacheLookup("resolve", hit)
+	if hit {
 		writeJSONBytes(w, http.StatusOK, b)
 		return nil
 	}
@@ -143,11 +145,11 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := marshal(plainRelease(rel))
+	b, err = marshal(plainRelease(rel))
 	if err != nil {
 		return err
 	}
-	s.resolved.put(q, b)
+	s.resolved.put(q, b, gen)
 	writeJSONBytes(w, http.StatusOK, b)
 	return nil
 }

@@ -68,6 +68,10 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) (string, error)
 		rate: s.cfg.MinUploadRate, grace: s.cfg.UploadGrace}
 	_, err = io.Copy(f, paced)
 	paced.rc.SetReadDeadline(time.Time{})
+	// The write deadline was set when the request began; a body that
+	// arrived slowly but legally may have outlived it, and the answer must
+	// still go out.
+	paced.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -35,14 +35,17 @@
 // Duplicate keys are an error at every level, because YAML leaves their
 // meaning undefined and tools disagree on which value wins.
 //
-// The name is normalised with Unicode NFKC and must then match
-// ^[a-z0-9]+(-[a-z0-9]+)*$ with at most 64 characters. The specification
-// speaks of "unicode lowercase alphanumeric characters" but lists only a-z
-// and 0-9; this package takes the list, so a name such as "café" is
-// refused even though the reference validator accepts it: a name that is
-// valid here is valid everywhere. The directory name is normalised the same
-// way before the comparison. Lengths are counted in characters (runes),
-// never in bytes. A description or compatibility made only of white space
+// The name is normalised with Unicode NFKC and must then hold at most 64
+// characters, lowercase letters, digits and single inner hyphens. The
+// specification speaks of "unicode lowercase alphanumeric characters" and
+// lists a-z and 0-9; the reference validator (skills-ref) accepts
+// lowercase letters and digits of any script, so this package does too:
+// "技能", "мой-навык" and "café" are valid names. As some hosts accept only
+// ASCII names, such a name gets the warning skill-name-not-ascii, an error
+// with Options.Strict. Uppercase and titlecase letters, symbols, marks
+// NFKC cannot compose and spaces are refused. The directory name is
+// normalised the same way before the comparison. Lengths are counted in
+// characters (runes), never in bytes. A description or compatibility made only of white space
 // counts as empty.
 //
 // # Problem codes
@@ -62,7 +65,8 @@
 //	skill-key-invalid              a mapping key is not a scalar (a list or a mapping)
 //	skill-unknown-field            warning (error with Options.Strict): a top-level key the specification does not list
 //	skill-name-missing             the required name key is absent
-//	skill-name-invalid             name is not a string of 1-64 characters a-z, 0-9 and single inner hyphens
+//	skill-name-invalid             name is not a string of 1-64 lowercase letters, digits and single inner hyphens
+//	skill-name-not-ascii           warning (error with Options.Strict): name has letters or digits outside a-z and 0-9
 //	skill-name-mismatch            name differs from the skill's directory name
 //	skill-description-missing      the required description key is absent
 //	skill-description-invalid      description is not a non-blank string of 1-1024 characters

@@ -55,9 +55,18 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	return s, problems
 }
 
+// fastPath lets tests turn the fast path off, to compare it with the YAML
+// parser.
+var fastPath = true
+
 // decodeMapping parses the frontmatter YAML and returns its top-level
 // mapping, or the one Problem that makes it unusable.
 func decodeMapping(src []byte) (*yaml.Node, *Problem) {
+	if fastPath {
+		if root, ok := fastMapping(src); ok {
+			return root, nil
+		}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		line := yamlErrorLine(err.Error())

@@ -308,6 +308,9 @@ func printMCPList(w io.Writer, r *mcpListReport) {
 				safe[i] = terminal.Safe(t)
 			}
 			detail = strings.Join(safe, ", ")
+			if len(safe) == 0 {
+				detail = "no tools"
+			}
 		} else {
 			detail = terminal.Safe(s.Reason)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // testServerBin is mcprun's test MCP server, built once per test binary.
-func testServerBin(t *testing.T) string {
+func testServerBin(t testing.TB) string {
 	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
 }
 
@@ -123,6 +123,18 @@ func TestMCPRunOptions(t *testing.T) {
 		}
 		if code, _, _ := runCLI(t, "mcp", "list", filepath.Join(root, "plugin.json")); code != exitFailed {
 			t.Errorf("a file that is no archive: exit %d, want 1", code)
+		}
+	})
+
+	t.Run("oci-layout", func(t *testing.T) {
+		small := writeSmallPlugin(t, `{"good": {"type": "stdio", "command": "./bin/run"}}`)
+		layout := filepath.Join(t.TempDir(), "layout")
+		if code, _, stderr := runCLI(t, "push", small, "oci-layout:"+layout+":1.0"); code != 0 {
+			t.Fatalf("push: %s", stderr)
+		}
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "oci-layout:"+layout+":1.0")
+		if code != 0 || !strings.Contains(stdout, `"status": "ready"`) {
+			t.Errorf("exit %d (%s): %s", code, stderr, stdout)
 		}
 	})
 

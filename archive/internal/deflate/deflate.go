@@ -35,10 +35,10 @@ const (
 	// 256 legitimate lengths: those in the range [3, 258]. This package's
 	// compressor uses a higher minimum match length, enabling optimizations
 	// such as finding matches via 32-bit loads and compares.
-	baseMatchLength = 3       // The smallest match length per the RFC section 3.2.5
-	minMatchLength  = 4       // The smallest match length that the compressor actually emits
-	maxMatchLength  = 258     // The largest match length
-	baseMatchOffset = 1       // The smallest match offset
+	baseMatchLength = 3   // The smallest match length per the RFC section 3.2.5
+	minMatchLength  = 4   // The smallest match length that the compressor actually emits
+	maxMatchLength  = 258 // The largest match length
+	baseMatchOffset = 1   // The smallest match offset
 
 	// The maximum number of tokens we put into a single flate block, just to
 	// stop things from getting too large.

@@ -124,14 +124,7 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 			return err
 		}
 		old, err := t.release(r.ID)
-		switch {
-		case err == nil && old.ArtifactDigest != r.ArtifactDigest:
-			return store.ErrConflict
-		case err == nil && old.Yanked:
-			return store.ErrYanked
-		case errors.Is(err, store.ErrNotFound):
-			created = true
-		case err != nil:
+		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
 			return err
 		}
 		if created {
