@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 )
@@ -32,6 +33,28 @@ func DigestReader(r io.Reader) (string, int64, error) {
 	}
 	return digestPrefix + hex.EncodeToString(h.Sum(nil)), n, nil
 }
+
+// DigestWriter computes the Digest and size of everything written to it,
+// for archives that are streamed rather than held (PackTo to a file).
+type DigestWriter struct {
+	h hash.Hash
+	n int64
+}
+
+// NewDigestWriter starts a digest.
+func NewDigestWriter() *DigestWriter { return &DigestWriter{h: sha256.New()} }
+
+// Write hashes p; it never fails.
+func (d *DigestWriter) Write(p []byte) (int, error) {
+	d.n += int64(len(p))
+	return d.h.Write(p)
+}
+
+// Digest is the Digest of the bytes written so far.
+func (d *DigestWriter) Digest() string { return digestPrefix + hex.EncodeToString(d.h.Sum(nil)) }
+
+// Size is the number of bytes written so far.
+func (d *DigestWriter) Size() int64 { return d.n }
 
 // ParseDigest checks that s is exactly "sha256:" followed by 64 lowercase
 // hex digits, and returns it. Any other algorithm, uppercase digit, length

@@ -31,3 +31,12 @@ func TestDigestReader(t *testing.T) {
 		t.Fatalf("DigestReader = %q, %d, %v", d, n, err)
 	}
 }
+
+func TestDigestWriter(t *testing.T) {
+	d := archive.NewDigestWriter()
+	d.Write([]byte("hel"))
+	d.Write([]byte("lo\n"))
+	if d.Digest() != archive.Digest([]byte("hello\n")) || d.Size() != 6 {
+		t.Fatalf("DigestWriter = %s, %d", d.Digest(), d.Size())
+	}
+}

@@ -1,6 +1,8 @@
 package archive
 
 import (
+	"bytes"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -38,33 +40,52 @@ type PackOptions struct {
 // does not fit the USTAR name and prefix fields is an *EntryError (Index
 // -1) wrapping ErrPath, ErrConflict or ErrNameTooLong.
 func Pack(s *snapshot.Snapshot, opts PackOptions) ([]byte, error) {
+	var b bytes.Buffer
+	if err := PackTo(&b, s, opts); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// PackTo is Pack writing the archive to w as it is compressed: memory
+// stays at a few 256 KiB chunks besides the snapshot, whatever its size.
+// Every path is checked before the first byte is written, so an error
+// about the snapshot leaves w untouched; an error of w stops the packing.
+func PackTo(w io.Writer, s *snapshot.Snapshot, opts PackOptions) error {
 	if opts.Root != "" {
 		if err := snapshot.CheckPath(opts.Root); err != nil {
-			return nil, &EntryError{Index: -1, Path: opts.Root, Err: detail(ErrPath, "root: %v", err)}
+			return &EntryError{Index: -1, Path: opts.Root, Err: detail(ErrPath, "root: %v", err)}
 		}
 	}
 	paths := s.Paths()
 	if err := checkPackPaths(paths); err != nil {
-		return nil, err
+		return err
 	}
-	tar := make([]byte, 0, tarSize(s))
+	name := func(p string) string {
+		if opts.Root == "" {
+			return p
+		}
+		return opts.Root + "/" + p
+	}
 	var hdr block
 	for _, p := range paths {
-		name := p
-		if opts.Root != "" {
-			name = opts.Root + "/" + p
+		if err := hdr.setFile(name(p), int64(len(s.Files[p])), modeFile); err != nil {
+			return &EntryError{Index: -1, Path: p, Err: err}
 		}
-		data := s.Files[p]
-		if err := hdr.setFile(name, int64(len(data)), packMode(s.Mode(p))); err != nil {
-			return nil, &EntryError{Index: -1, Path: p, Err: err}
-		}
-		tar = append(tar, hdr[:]...)
-		tar = append(tar, data...)
-		tar = append(tar, zeroBlock[:padding(int64(len(data)))]...)
 	}
-	tar = append(tar, zeroBlock[:]...)
-	tar = append(tar, zeroBlock[:]...)
-	return gzipChunked(tar), nil
+	gz := newGzipWriter(w)
+	tw := NewTarWriter(gz)
+	for _, p := range paths {
+		if err := tw.WriteBytes(name(p), s.Mode(p), s.Files[p]); err != nil {
+			gz.Close()
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		gz.Close()
+		return err
+	}
+	return gz.Close()
 }
 
 var zeroBlock block
@@ -78,15 +99,6 @@ func packMode(m fs.FileMode) fs.FileMode {
 		return modeExec
 	}
 	return modeFile
-}
-
-// tarSize is the exact size of the tar stream of s.
-func tarSize(s *snapshot.Snapshot) int {
-	n := 2 * blockSize
-	for _, b := range s.Files {
-		n += blockSize + len(b) + int(padding(int64(len(b))))
-	}
-	return n
 }
 
 // checkPackPaths checks that the sorted paths are clean and that none is

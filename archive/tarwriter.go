@@ -1,43 +1,64 @@
 package archive
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
 )
 
 // TarWriter writes an uncompressed USTAR stream with the headers Pack
 // writes: regular files only, uid and gid 0, empty owner names, mtime 0, in
-// the order given (sort the names first for a deterministic stream). OCI
-// layout tars (package oci's Export) are written with it.
+// the order given (sort the names first for a deterministic stream). Pack
+// streams its archives through one; OCI layout tars (package oci's Export)
+// are written with it.
 type TarWriter struct {
 	w   io.Writer
 	hdr block
+	buf []byte // WriteFile's copy buffer
 }
 
 // NewTarWriter starts a tar stream on w.
 func NewTarWriter(w io.Writer) *TarWriter { return &TarWriter{w: w} }
 
-// WriteFile writes the header of a regular file of size bytes with mode
-// (0755 when it has any execute bit, else 0644), then exactly size bytes
-// from r and the padding. A name that does not fit the USTAR fields is an
-// *EntryError wrapping ErrNameTooLong; r yielding fewer or more bytes than
-// size is an error wrapping ErrSize.
-func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Reader) error {
+// header writes the header of a regular file: mode 0755 when mode has any
+// execute bit, else 0644. A name that does not fit the USTAR fields is an
+// *EntryError wrapping ErrNameTooLong.
+func (t *TarWriter) header(name string, mode fs.FileMode, size int64) error {
 	if err := t.hdr.setFile(name, size, packMode(mode)); err != nil {
 		return &EntryError{Index: -1, Path: name, Err: err}
 	}
-	if _, err := t.w.Write(t.hdr[:]); err != nil {
+	_, err := t.w.Write(t.hdr[:])
+	return err
+}
+
+// WriteBytes writes a regular file holding data.
+func (t *TarWriter) WriteBytes(name string, mode fs.FileMode, data []byte) error {
+	if err := t.header(name, mode, int64(len(data))); err != nil {
 		return err
 	}
-	n, err := io.Copy(t.w, io.LimitReader(r, size))
+	if _, err := t.w.Write(data); err != nil {
+		return err
+	}
+	_, err := t.w.Write(zeroBlock[:padding(int64(len(data)))])
+	return err
+}
+
+// WriteFile writes a regular file of size bytes read from r. r yielding
+// fewer or more bytes than size is an *EntryError wrapping ErrSize.
+func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Reader) error {
+	if err := t.header(name, mode, size); err != nil {
+		return err
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 256<<10)
+	}
+	n, err := io.CopyBuffer(t.w, io.LimitReader(r, size), t.buf)
 	if err != nil {
 		return err
 	}
 	if n != size {
 		return &EntryError{Index: -1, Path: name, Err: detail(ErrSize, "%d bytes of %d", n, size)}
 	}
-	if extra, _ := r.Read(t.hdr[:1]); extra != 0 {
+	if extra, _ := r.Read(t.buf[:1]); extra != 0 {
 		return &EntryError{Index: -1, Path: name, Err: detail(ErrSize, "more than %d bytes", size)}
 	}
 	_, err = t.w.Write(zeroBlock[:padding(size)])
@@ -48,7 +69,7 @@ func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Re
 // the underlying writer.
 func (t *TarWriter) Close() error {
 	if _, err := t.w.Write(zeroBlock[:]); err != nil {
-		return fmt.Errorf("archive: %w", err)
+		return err
 	}
 	_, err := t.w.Write(zeroBlock[:])
 	return err

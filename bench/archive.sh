@@ -3,7 +3,7 @@
 #
 # For a typical plugin (50 files, about 500 KB) and one at the limits
 # (10,000 files, 60 MiB), both generated here, it times in one run:
-#   pack:    plugkit pack DIR            vs  tar --sort=name --format=ustar -cf - DIR | gzip -6
+#   pack:    plugkit pack DIR            vs  tar --sort=name --format=ustar -cf - DIR | gzip -6 -n
 #   unpack:  plugkit unpack FILE NEWDIR  vs  tar -xzf FILE -C NEWDIR   (plugkit also prints the digest)
 #   and archive.Unpack+Digest in memory (bench/archivebench), with its allocation and peak heap.
 # Each figure is the best of RUNS (default 5) interleaved runs, wall time and CPU time
@@ -11,6 +11,10 @@
 #
 # Targets (issue 3): pack time ratio <= 1 and size ratio <= 1.02; unpack+digest at
 # least 2x faster than tar -xzf (ratio <= 0.5); Unpack peak heap <= 2x the file bytes.
+# Issue 15 item 1: pack CPU as close to gzip -6 as byte-identical output allows, and
+# plugkit pack's peak RSS <= 1.5x the payload (the files' bytes). With PROFILE=1 the
+# script also prints the top of a CPU profile of archive.Pack on the limits plugin.
+# Every timed command must succeed: a refusal stops the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -26,7 +30,8 @@ go build -o "$work/archivebench" ./bench/archivebench
 best() {
 	local name=$1; shift
 	local real user sys cpu
-	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>"$work/time"
+	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>"$work/err"; } 2>"$work/time" || {
+		echo "bench/archive.sh: $name failed: $*" >&2; cat "$work/err" >&2; exit 1; }
 	read -r real user sys <"$work/time"
 	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
 	keep_min "best_$name" "$real"
@@ -39,7 +44,7 @@ keep_min() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-tar_gzip() { tar --sort=name --format=ustar -C "$1" -cf - . | gzip -6 >"$2"; }
+tar_gzip() { tar --sort=name --format=ustar -C "$1" -cf - . | gzip -6 -n >"$2"; }
 fresh_tar_x() { rm -rf "$2" && mkdir "$2" && tar -xzf "$1" -C "$2"; }
 fresh_unpack() { rm -rf "$2" && "$work/plugkit" unpack "$1" "$2"; }
 
@@ -67,8 +72,18 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack s" "$inmem" "$best_tx" "$(ratio "$inmem" "$best_tx")" "archive.Unpack+Digest in memory vs tar -xzf; target <= 0.5"
 	sed -n 's/^alloc_bytes=.* alloc_ratio=\([0-9.]*\) peak_heap_bytes=\([0-9]*\) peak_heap_ratio=\([0-9.]*\)/         Unpack memory: peak heap \2 B = \3 x file bytes (target <= 2), allocated \1 x/p' <<<"$mem"
 	if [ -x /usr/bin/time ]; then
+		payload=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+		prss=$(/usr/bin/time -f %M "$work/plugkit" pack "$src" -o "$work/$name.rss.tgz" 2>&1 >/dev/null | tail -1)
+		echo "         plugkit pack peak RSS: ${prss} KiB = $(ratio "$((prss * 1024))" "$payload") x the payload of $payload B (target <= 1.5)"
+		cmp -s "$work/$name.rss.tgz" "$work/$name.pk.tgz" || { echo "bench/archive.sh: two packs differ" >&2; exit 1; }
 		rm -rf "$work/$name.pu"
 		rss=$(/usr/bin/time -f %M "$work/plugkit" unpack "$work/$name.pk.tgz" "$work/$name.pu" 2>&1 >/dev/null | tail -1)
 		echo "         plugkit unpack peak RSS: ${rss} KiB (whole process)"
 	fi
 done
+
+if [ "${PROFILE:-0}" = 1 ]; then
+	echo "CPU profile of archive.Pack, limits plugin (go test -bench 'Pack/limits'):"
+	go test ./archive -run '^$' -bench 'BenchmarkPack/limits' -benchtime 3x -cpuprofile "$work/pack.prof" -o "$work/archive.test" >/dev/null
+	go tool pprof -top -nodecount 15 "$work/archive.test" "$work/pack.prof" 2>/dev/null | sed -n '1,22p'
+fi

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +18,14 @@ import (
 )
 
 // DefaultMaxResponseBytes bounds a JSON response when
-// Client.MaxResponseBytes is zero.
+// Client.MaxResponseBytes is zero. It is twice the page budget of
+// plugkit serve (4 MiB), so that every page a conforming server sends
+// fits.
 const DefaultMaxResponseBytes = 8 << 20
+
+// DefaultMaxListingBytes bounds all the pages of one listing (Catalog,
+// Installations) together when Client.MaxListingBytes is zero.
+const DefaultMaxListingBytes = 128 << 20
 
 // maxErrorBody bounds how much of an error response is read to find its
 // code.
@@ -51,6 +58,10 @@ type Client struct {
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds a JSON response (default 8 MiB).
 	MaxResponseBytes int64
+	// MaxListingBytes bounds the pages of one listing together (default
+	// 128 MiB): Catalog and Installations follow the server's cursors
+	// until the last page or this bound, which is ErrTooLarge.
+	MaxListingBytes int64
 	// Limits bound a downloaded artifact: MaxArchiveBytes bounds the
 	// response, the others its unpacking. Zero fields take archive's
 	// defaults.
@@ -59,13 +70,63 @@ type Client struct {
 	LoadOptions agentplugin.Options
 }
 
-// Catalog returns the registry's catalog.
+// Catalog returns the registry's whole catalog: it follows the pages of
+// GET /catalog to the last one, within MaxListingBytes. The result's Extra
+// holds the unknown members of the first page.
 func (c *Client) Catalog(ctx context.Context) (*Catalog, error) {
+	var all *Catalog
+	err := c.listAll(ctx, "/catalog", url.Values{}, func(b []byte) (string, int, error) {
+		var page Catalog
+		if err := json.Unmarshal(b, &page); err != nil {
+			return "", 0, err
+		}
+		if all == nil {
+			all = &page
+		} else {
+			all.Plugins = append(all.Plugins, page.Plugins...)
+		}
+		return page.NextCursor, len(page.Plugins), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	all.NextCursor = ""
+	if all.Plugins == nil {
+		all.Plugins = []CatalogPlugin{}
+	}
+	return all, nil
+}
+
+// CatalogPage returns one page of the catalog: the first for cursor "",
+// otherwise the page after the one whose NextCursor it is.
+func (c *Client) CatalogPage(ctx context.Context, cursor string) (*Catalog, error) {
+	v := url.Values{}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
 	var cat Catalog
-	if err := c.Request(ctx, http.MethodGet, "/catalog", nil, &cat); err != nil {
+	if err := c.call(ctx, http.MethodGet, "/catalog", v, nil, "", &cat); err != nil {
 		return nil, err
 	}
 	return &cat, nil
+}
+
+// Plugin returns the catalog entry of one plugin: its channels and
+// releases. A plugin the registry does not have is ErrNoPlugin.
+func (c *Client) Plugin(ctx context.Context, pluginID string) (*CatalogPlugin, error) {
+	if err := CheckPluginID(pluginID); err != nil {
+		return nil, err
+	}
+	var cat Catalog
+	if err := c.call(ctx, http.MethodGet, "/catalog", url.Values{"plugin_id": {pluginID}}, nil, "", &cat); err != nil {
+		return nil, err
+	}
+	for i := range cat.Plugins {
+		if cat.Plugins[i].ID == pluginID {
+			return &cat.Plugins[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNoPlugin, pluginID)
 }
 
 // Resolve returns the release that q selects.
@@ -87,6 +148,55 @@ func (c *Client) Resolve(ctx context.Context, q ResolveQuery) (*Release, error) 
 	return &rel, nil
 }
 
+// listAll follows the pages of a listing: page decodes one and returns its
+// next cursor and how many entries it held. A cursor that repeats the previous one, or a page that is
+// empty yet has a successor, is ErrInvalidResponse; more than
+// MaxListingBytes in all is ErrTooLarge.
+func (c *Client) listAll(ctx context.Context, path string, query url.Values, page func([]byte) (string, int, error)) error {
+	budget := c.MaxListingBytes
+	if budget <= 0 {
+		budget = DefaultMaxListingBytes
+	}
+	limit := c.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	cursor := ""
+	for {
+		if cursor != "" {
+			query.Set("cursor", cursor)
+		}
+		b, err := c.send(ctx, http.MethodGet, path, query, nil, "", "application/json", min(limit, budget))
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) && budget < limit {
+				return fmt.Errorf("%w: GET %s: the listing is over %d bytes", ErrTooLarge, path, c.maxListing())
+			}
+			return err
+		}
+		budget -= int64(len(b))
+		next, n, err := page(b)
+		if err != nil {
+			return fmt.Errorf("%w: GET %s: %v", ErrInvalidResponse, path, err)
+		}
+		switch {
+		case next == "":
+			return nil
+		case n == 0:
+			return fmt.Errorf("%w: GET %s: an empty page with a next cursor", ErrInvalidResponse, path)
+		case next == cursor:
+			return fmt.Errorf("%w: GET %s: the cursor %q does not advance", ErrInvalidResponse, path, next)
+		}
+		cursor = next
+	}
+}
+
+func (c *Client) maxListing() int64 {
+	if c.MaxListingBytes > 0 {
+		return c.MaxListingBytes
+	}
+	return DefaultMaxListingBytes
+}
+
 // Publish uploads a plugin archive and points channel at its release (""
 // means DefaultChannel). A plugin the server's loader rejects is a
 // *StatusError with Status 422 and the diagnostics.
@@ -100,25 +210,6 @@ func (c *Client) Publish(ctx context.Context, archiveBytes []byte, channel strin
 		return nil, err
 	}
 	return &res, nil
-}
-
-// SetChannel points a channel at a release; it needs a publisher token.
-func (c *Client) SetChannel(ctx context.Context, u ChannelUpdate) (*Release, error) {
-	var rel Release
-	if err := c.Request(ctx, http.MethodPut, "/channels", u, &rel); err != nil {
-		return nil, err
-	}
-	return &rel, nil
-}
-
-// Yank marks a release yanked (or, with yanked false, restores it); it
-// needs a publisher token.
-func (c *Client) Yank(ctx context.Context, releaseID string, yanked bool) (*Release, error) {
-	var rel Release
-	if err := c.Request(ctx, http.MethodPost, "/yank", YankUpdate{ReleaseID: releaseID, Yanked: yanked}, &rel); err != nil {
-		return nil, err
-	}
-	return &rel, nil
 }
 
 // Request makes a JSON request to path below the protocol prefix, for the
@@ -325,6 +416,9 @@ func checkSecure(u *url.URL) error {
 // 422, the diagnostics.
 func statusError(resp *http.Response) error {
 	se := &StatusError{Status: resp.StatusCode}
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 && n <= 24*3600 {
+		se.RetryAfter = n
+	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var body ErrorBody
 	if json.Unmarshal(b, &body) == nil {

@@ -17,14 +17,18 @@ const (
 	CodeInvalidArchive   = "invalid_archive"    // 400: the published body is not a safe archive
 	CodeUnauthorized     = "unauthorized"       // 401: no token where one is needed, or an unknown token
 	CodeForbidden        = "forbidden"          // 403: a valid token without the needed role
+	CodeNotOwner         = "not_owner"          // 403: the plugin belongs to other identities
 	CodeNotFound         = "not_found"          // 404: no such plugin, release, channel or artifact
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeVersionConflict  = "version_conflict"   // 409: the version exists with another digest
 	CodeReleaseYanked    = "release_yanked"     // 409: a channel cannot point at a yanked release
+	CodeQuotaExceeded    = "quota_exceeded"     // 409: a per-plugin quota (releases, channels, installations)
+	CodeUploadTooSlow    = "upload_too_slow"    // 408: a publish body slower than the minimum rate
 	CodeTooLarge         = "too_large"          // 413: body or archive over a limit
 	CodeUnsupportedMedia = "unsupported_media"  // 415: a JSON endpoint given another content type
 	CodePluginRejected   = "plugin_rejected"    // 422: the loader rejected the plugin; see diagnostics
 	CodeInternal         = "internal"           // 500
+	CodeBusy             = "busy"               // 503: every upload slot is taken; see Retry-After
 )
 
 // ErrStatus is matched (with errors.Is) by every *StatusError.
@@ -37,6 +41,9 @@ type StatusError struct {
 	Status int
 	// Code is the protocol error code, "" when the body had none.
 	Code string
+	// RetryAfter is the server's Retry-After in seconds on a 503 or 429,
+	// 0 when it gave none.
+	RetryAfter int
 	// Diagnostics explain a CodePluginRejected. They come from the server:
 	// print them as data, not as trusted text.
 	Diagnostics []agentplugin.Diagnostic
@@ -66,6 +73,13 @@ var (
 	ErrInvalidPath = errors.New("invalid request path")
 	// ErrTooLarge: a response larger than the client's limit.
 	ErrTooLarge = errors.New("response too large")
-	// ErrInvalidResponse: a 2xx response the client cannot decode.
+	// ErrInvalidResponse: a 2xx response the client cannot decode, or a
+	// listing whose cursors do not advance.
 	ErrInvalidResponse = errors.New("invalid registry response")
+	// ErrNoPlugin: Plugin asked for a plugin the registry does not have.
+	ErrNoPlugin = errors.New("no such plugin on the registry")
+	// ErrReleaseMismatch: what the registry answered is not what was
+	// asked for (Fetch): another plugin, another release, or an artifact
+	// whose manifest disagrees with its release.
+	ErrReleaseMismatch = errors.New("the registry answered another release")
 )

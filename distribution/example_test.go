@@ -73,11 +73,12 @@ func ExampleClient_Catalog() {
 	// Output: hello hello@1.0.0 1
 }
 
-// Report an installation with Request, the generic JSON call.
+// Report an installation with Request, the generic JSON call. Reports
+// need a token by default.
 func ExampleClient_Request() {
 	ts, stop := startRegistry()
 	defer stop()
-	c := &distribution.Client{BaseURL: ts.URL}
+	c := &distribution.Client{BaseURL: ts.URL, Token: "s3cret"}
 	in := distribution.Installation{
 		ID: "laptop/hello", PluginID: "hello", ReleaseID: "hello@1.0.0", Status: "installed",
 		ArtifactDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000",

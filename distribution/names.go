@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/plugkit/plugkit/archive"
 )
 
 // ErrInvalidName is matched (with errors.Is) by the errors of CheckPluginID,
@@ -52,13 +54,21 @@ func checkSlug(what, s string, max int, punct string) error {
 }
 
 // CheckVersion reports whether a manifest version can be part of a release
-// ID: at most 128 bytes of printable UTF-8 without spaces or '@'. The empty
-// version is allowed: such a release is named by its digest.
+// ID: at most 128 bytes of printable UTF-8 without spaces, '@' or ':'. The
+// empty version is allowed: such a release is named by its digest.
+//
+// ':' is refused because a release ID's digest form ("PLUGIN@sha256:…") is
+// reserved for versionless archives: a manifest version of "sha256:<hex>"
+// would otherwise take the release ID of another archive. No digest
+// algorithm's form can be a version.
 func CheckVersion(v string) error {
 	if len(v) > MaxVersionLen || !utf8.ValidString(v) {
 		return fmt.Errorf("%w: version must be at most %d bytes of UTF-8", ErrInvalidName, MaxVersionLen)
 	}
 	for _, r := range v {
+		if r == ':' {
+			return fmt.Errorf("%w: version %q holds ':', which only a digest release ID may hold", ErrInvalidName, v)
+		}
 		if r == '@' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
 			return fmt.Errorf("%w: version %q holds a space, '@' or an unprintable character", ErrInvalidName, v)
 		}
@@ -76,7 +86,8 @@ func ReleaseID(pluginID, version, digest string) string {
 	return pluginID + "@" + version
 }
 
-// CheckReleaseID reports whether id has the shape ReleaseID produces.
+// CheckReleaseID reports whether id has the shape ReleaseID produces:
+// PLUGIN@VERSION or PLUGIN@DIGEST.
 func CheckReleaseID(id string) error {
 	plugin, version, ok := strings.Cut(id, "@")
 	if !ok || version == "" {
@@ -85,6 +96,36 @@ func CheckReleaseID(id string) error {
 	if err := CheckPluginID(plugin); err != nil {
 		return err
 	}
-	// A digest ("sha256:" and 64 hex digits) passes as a version too.
+	if _, err := archive.ParseDigest(version); err == nil {
+		return nil
+	}
 	return CheckVersion(version)
+}
+
+// MaxIdentityLen bounds a token identity name.
+const MaxIdentityLen = 64
+
+// CheckIdentity reports whether id can name a token holder: 1 to 64 bytes
+// of letters, digits, '.', '_', '@' and '-', starting and ending with a
+// letter or digit ("ci-bot", "alice@example.com"), or "token:" and 16
+// lowercase hex digits, the identity the server gives a token configured
+// without a name.
+func CheckIdentity(id string) error {
+	if h, ok := strings.CutPrefix(id, "token:"); ok {
+		if len(h) == 16 && strings.Trim(h, "0123456789abcdef") == "" {
+			return nil
+		}
+		return fmt.Errorf("%w: identity %q: \"token:\" needs 16 lowercase hex digits", ErrInvalidName, id)
+	}
+	if id == "" || len(id) > MaxIdentityLen {
+		return fmt.Errorf("%w: identity must be 1 to %d bytes", ErrInvalidName, MaxIdentityLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || i == len(id)-1 || strings.IndexByte("._@-", c) < 0) {
+			return fmt.Errorf("%w: identity %q: only letters, digits and '.', '_', '@', '-' inside", ErrInvalidName, id)
+		}
+	}
+	return nil
 }

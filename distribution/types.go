@@ -13,9 +13,15 @@ const Prefix = "/plugin-protocol/v1"
 // named.
 const DefaultChannel = "stable"
 
-// Catalog is the response of GET /catalog: every plugin, sorted by ID.
+// Catalog is the response of GET /catalog: one page of plugins, sorted by
+// ID. Client.Catalog follows the pages and returns them as one Catalog.
 type Catalog struct {
 	Plugins []CatalogPlugin `json:"plugins"`
+	// NextCursor, when not empty, is the cursor of the next page: pass it
+	// as the cursor query parameter. The last page has none.
+	NextCursor string `json:"next_cursor,omitempty"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // CatalogPlugin is one plugin in the catalog.
@@ -33,6 +39,8 @@ type CatalogPlugin struct {
 	// Releases are every release of the plugin, yanked ones included,
 	// newest first.
 	Releases []Release `json:"releases"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // Release is one immutable published version of a plugin. It is the
@@ -54,6 +62,8 @@ type Release struct {
 	// downloadable by digest, so pinned installations keep working.
 	Yanked      bool      `json:"yanked"`
 	PublishedAt time.Time `json:"published_at"`
+	// Extra holds members this client does not know.
+	Extra Extra `json:"-"`
 }
 
 // ResolveQuery selects one release: PluginID, and either ReleaseID or
@@ -101,13 +111,19 @@ type Installation struct {
 	Status string `json:"status"`
 	// Host names the reporting machine or agent host; free text.
 	Host string `json:"host,omitempty"`
+	// Reporter is the identity of the token that reported it, set by the
+	// server: a report can only replace one of the same reporter.
+	Reporter string `json:"reporter,omitempty"`
 	// ReportedAt is set by the server.
 	ReportedAt time.Time `json:"reported_at"`
 }
 
-// Installations is the response of GET /installations, sorted by ID.
+// Installations is the response of GET /installations: one page of
+// reports, sorted by plugin, reporter and ID.
 type Installations struct {
 	Installations []Installation `json:"installations"`
+	// NextCursor, when not empty, is the cursor of the next page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // ErrorBody is the JSON body of every error response.
@@ -122,4 +138,21 @@ type ErrorDetail struct {
 	Code        string                   `json:"code"`
 	Message     string                   `json:"message"`
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Owners is the response of GET and POST /admin/owners: the identities
+// that may publish to, move the channels of and yank a plugin. A plugin
+// without owners is admin-only.
+type Owners struct {
+	PluginID string   `json:"plugin_id"`
+	Owners   []string `json:"owners"`
+}
+
+// OwnerUpdate is the body of POST /admin/owners (admin tokens only).
+// Action is "grant" (add Identity to the owners), "revoke" (remove it) or
+// "transfer" (make it the only owner).
+type OwnerUpdate struct {
+	PluginID string `json:"plugin_id"`
+	Action   string `json:"action"`
+	Identity string `json:"identity"`
 }

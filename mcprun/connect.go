@@ -17,9 +17,9 @@ import (
 // stream to the context given to Connect, so a deadline there would cut a
 // healthy session later. The deadlines instead cancel the handshake's
 // context, and cut the connection only while it is being opened.
-func (r *running) connect(ctx context.Context, tr mcp.Transport, o *StartOptions) (*mcp.ClientSession, error) {
+func (c *Conn) connect(ctx context.Context, tr mcp.Transport, o *StartOptions) (*mcp.ClientSession, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r.cancel = cancel
+	c.cancel = cancel
 
 	hctx, hcancel := context.WithCancelCause(ctx)
 	defer hcancel(nil)

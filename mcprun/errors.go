@@ -44,8 +44,16 @@ var (
 	ErrCrossOrigin = errors.New("refused to leave the configured origin")
 	// ErrNotFound: a bare command name is not on the client's search path.
 	ErrNotFound = errors.New("command not found on the executable search path")
-	// ErrPluginName: the plugin name cannot name a data directory.
-	ErrPluginName = errors.New("plugin name cannot name a data directory")
+	// ErrNoDataDir: a stdio server needs a PLUGIN_DATA directory and the
+	// client gave none (PlanOptions.DataDir). Start reports such a server
+	// as skipped; the plugin's remote servers are unaffected.
+	ErrNoDataDir = errors.New("no PLUGIN_DATA directory: stdio servers need one")
+	// ErrHostConfig: an overlay the host supplies (HostEnv) cannot be
+	// applied, such as one naming PLUGIN_ROOT.
+	ErrHostConfig = errors.New("invalid host overlay")
+	// ErrExited: a ready server's process exited or its connection closed
+	// by itself (see StatusExited).
+	ErrExited = errors.New("server ended")
 	// ErrTimeout: a server did not start or finish its handshake in time.
 	ErrTimeout = errors.New("timed out")
 )

@@ -29,9 +29,9 @@ func ExamplePlan() {
 		Env:     map[string]string{"CONFIG": "${PLUGIN_ROOT}/config.json"},
 	}
 	plan, err := mcprun.Plan(pkg, srv, mcprun.PlanOptions{
-		Root:     root,
-		DataHome: "/var/lib/agent/data",
-		BaseEnv:  []string{"LANG=C.UTF-8"},
+		Root:    root,
+		DataDir: "/var/lib/agent/data/devtools",
+		BaseEnv: []string{"LANG=C.UTF-8"},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -54,15 +54,22 @@ func resolveCwd(cwd, root, data string, e expander) (string, error) {
 	return resolveWithin("cwd", abs, base)
 }
 
-// buildEnv overlays the expanded configured env on base, then sets
-// PLUGIN_ROOT and PLUGIN_DATA last (section 9.1). Later entries replace
-// earlier ones of the same name; on Unix names are case-sensitive. The
-// result has one entry per name, in base order, new names appended in
-// sorted order so that plans are deterministic.
-func buildEnv(base []string, configured map[string]string, root, data string, e expander) ([]string, error) {
+// buildEnv overlays the expanded configured env on base, then the host's
+// values, then sets PLUGIN_ROOT and PLUGIN_DATA last (section 9.1). Later
+// entries replace earlier ones of the same name; on Unix names are
+// case-sensitive. The result has one entry per name, in base order, new
+// names appended in sorted order so that plans are deterministic.
+func buildEnv(base []string, configured, host map[string]string, root, data string, e expander) ([]string, error) {
 	for _, k := range slices.Sorted(maps.Keys(configured)) {
 		if err := checkEnvName(k); err != nil {
 			return nil, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(host)) {
+		if checkEnvName(k) != nil {
+			// Not the plugin's fault, so not ErrInvalidEnv: the host's
+			// configuration is wrong.
+			return nil, fmt.Errorf("%w: env name %q cannot be set", ErrHostConfig, k)
 		}
 	}
 	out := make([]string, 0, len(base)+len(configured)+2)
@@ -85,6 +92,9 @@ func buildEnv(base []string, configured map[string]string, root, data string, e 
 	}
 	for _, k := range slices.Sorted(maps.Keys(configured)) {
 		set(k, e.expand(configured[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(host)) {
+		set(k, host[k])
 	}
 	set(rootVar, root)
 	set(dataVar, data)

@@ -14,20 +14,25 @@ import (
 )
 
 // PlanOptions say where a plugin lives and how its servers are reached.
-// Only Root is required.
+// Only Root is required; stdio servers also need DataDir.
 type PlanOptions struct {
 	// Root is the installed plugin root on disk. It is resolved through
 	// links to become PLUGIN_ROOT.
 	Root string
-	// DataDir is this plugin's PLUGIN_DATA directory. When empty it is
-	// DataHome/NAME, one per plugin name, so two plugins never share one.
+	// DataDir is this plugin's PLUGIN_DATA directory, which the client
+	// chooses (spec section 9.1): one per installed plugin, kept across
+	// updates. Without one a stdio server cannot be planned (ErrNoDataDir)
+	// while remote servers, which get no environment, still can.
 	DataDir string
-	// DataHome is the parent of per-plugin data directories; when empty,
-	// DefaultDataHome().
-	DataHome string
-	// BaseEnv is the environment servers start from; nil inherits
-	// os.Environ(), an empty non-nil slice starts from nothing.
+	// BaseEnv is the environment stdio servers start from, used as is when
+	// not nil. When nil it is the client's own environment reduced to
+	// DefaultInheritedEnv and InheritEnv, so that tokens and credentials
+	// in the client's environment never reach a plugin's process.
 	BaseEnv []string
+	// InheritEnv names more variables of the client's environment to pass
+	// to stdio servers when BaseEnv is nil: exact names, or prefixes ending
+	// in "*" (see CheckInheritEnv).
+	InheritEnv []string
 	// LookPath resolves a bare command name; nil is exec.LookPath, which
 	// searches the client's own PATH, never a PATH the plugin configures.
 	LookPath func(name string) (string, error)
@@ -35,6 +40,11 @@ type PlanOptions struct {
 	// ("PLUGIN/SERVER"), typically credentials. They replace configured
 	// headers of the same name, case-insensitively.
 	HostHeaders map[string]http.Header
+	// HostEnv are environment variables the host supplies per stdio server
+	// ID, typically credentials. They are laid over the configured env
+	// (after its expansion; host values are never expanded) and under the
+	// reserved PLUGIN_ROOT and PLUGIN_DATA, which they may not name.
+	HostEnv map[string]map[string]string
 	// FollowCrossOrigin allows a redirect or a legacy SSE endpoint event
 	// to another origin; such requests never carry configured or host
 	// headers. The default refuses them with ErrCrossOrigin.
@@ -52,7 +62,8 @@ type LaunchPlan struct {
 	ServerID string
 	Type     agentplugin.Transport
 	// Root and DataDir are PLUGIN_ROOT and PLUGIN_DATA: absolute, with
-	// links resolved (DataDir as far as it exists yet).
+	// links resolved (DataDir as far as it exists yet; empty for remote
+	// servers).
 	Root    string
 	DataDir string
 
@@ -90,12 +101,11 @@ func Plan(pkg *agentplugin.Package, srv agentplugin.Server, opts PlanOptions) (*
 	if p.Root, err = resolveRoot(opts.Root); err != nil {
 		return nil, err
 	}
-	if p.DataDir, err = dataDir(pkg.Name, opts); err != nil {
-		return nil, err
-	}
 	switch srv.Type {
 	case agentplugin.Stdio:
-		err = p.planStdio()
+		if p.DataDir, err = dataDir(opts.DataDir); err == nil {
+			err = p.planStdio()
+		}
 	case agentplugin.StreamableHTTP, agentplugin.SSE:
 		err = p.planHTTP()
 	default:
@@ -141,9 +151,9 @@ func (p *LaunchPlan) planStdio() error {
 	}
 	base := p.opts.BaseEnv
 	if base == nil {
-		base = os.Environ()
+		base = inheritedEnv(os.Environ(), append(slices.Clip(defaultInherited), p.opts.InheritEnv...))
 	}
-	env, err := buildEnv(base, s.Env, p.Root, p.DataDir, e)
+	env, err := buildEnv(base, s.Env, p.opts.HostEnv[s.ID], p.Root, p.DataDir, e)
 	if err != nil {
 		return err
 	}
@@ -207,9 +217,10 @@ func (p *LaunchPlan) Prepare() error {
 
 // Cmd returns a new exec.Cmd for a stdio plan, in a process group of its
 // own so that Runtime.Close (or the caller) can end every process the
-// server starts. Standard streams are left for the caller to connect.
+// server starts, and on Linux with SIGKILL as its parent-death signal.
+// Standard streams are left for the caller to connect.
 func (p *LaunchPlan) Cmd() *exec.Cmd {
 	cmd := &exec.Cmd{Path: p.Path, Args: slices.Clone(p.Args), Env: slices.Clone(p.Env), Dir: p.Dir}
-	setProcessGroup(cmd)
+	setProcAttr(cmd)
 	return cmd
 }

@@ -202,15 +202,58 @@ func TestSpec91_EnvOverlayOrder(t *testing.T) {
 	}
 }
 
-func TestSpec91_InheritsClientEnvironmentByDefault(t *testing.T) {
+func TestInheritEnvPassesNamedVariables(t *testing.T) {
 	root := newRoot(t)
 	installServer(t, root, "bin/server")
-	t.Setenv("MCPRUN_TEST_INHERITED", "yes")
+	t.Setenv("MCPRUN_TEST_EXACT", "yes")
+	t.Setenv("AWS_PROFILE", "dev")
+	t.Setenv("AWS_REGION", "eu")
+	t.Setenv("MCPRUN_TEST_OTHER", "no")
 	opts := baseOptions(t, root)
 	opts.BaseEnv = nil
-	p := planOK(t, "p", stdioServer("p", "s"), opts)
-	if envMap(t, p.Env)["MCPRUN_TEST_INHERITED"] != "yes" {
-		t.Error("nil BaseEnv must inherit os.Environ()")
+	opts.InheritEnv = []string{"MCPRUN_TEST_EXACT", "AWS_*"}
+	env := envMap(t, planOK(t, "p", stdioServer("p", "s"), opts).Env)
+	for k, v := range map[string]string{"MCPRUN_TEST_EXACT": "yes", "AWS_PROFILE": "dev", "AWS_REGION": "eu"} {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q inherited", k, env[k], v)
+		}
+	}
+	if _, ok := env["MCPRUN_TEST_OTHER"]; ok {
+		t.Error("a variable InheritEnv does not name was inherited")
+	}
+	opts.InheritEnv = []string{"*"}
+	if env := envMap(t, planOK(t, "p", stdioServer("p", "s"), opts).Env); env["MCPRUN_TEST_OTHER"] != "no" {
+		t.Error(`InheritEnv ["*"] must inherit everything`)
+	}
+
+	if err := CheckInheritEnv([]string{"A", "B_*", "*"}); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"", "A=B", "A*B", "**", "A\x00"} {
+		if CheckInheritEnv([]string{bad}) == nil {
+			t.Errorf("CheckInheritEnv accepted %q", bad)
+		}
+	}
+}
+
+// TestHostEnvOverlay: the host's env values (credentials) are laid over
+// the configured env, are never expanded, and cannot name the reserved
+// variables, which is the host's mistake, not an invalid server.
+func TestHostEnvOverlay(t *testing.T) {
+	root := newRoot(t)
+	installServer(t, root, "bin/server")
+	opts := baseOptions(t, root)
+	opts.HostEnv = map[string]map[string]string{"p/s": {"TOKEN": "${PLUGIN_ROOT}-secret", "A": "host"}}
+	srv := stdioServer("p", "s")
+	srv.Env = map[string]string{"A": "configured", "B": "configured"}
+	env := envMap(t, planOK(t, "p", srv, opts).Env)
+	if env["TOKEN"] != "${PLUGIN_ROOT}-secret" || env["A"] != "host" || env["B"] != "configured" {
+		t.Errorf("env %v", env)
+	}
+	opts.HostEnv["p/s"] = map[string]string{"PLUGIN_DATA": "/elsewhere"}
+	_, err := Plan(&agentplugin.Package{Name: "p"}, srv, opts)
+	if !errors.Is(err, ErrHostConfig) || errors.Is(err, ErrInvalidServer) {
+		t.Errorf("host overlay naming PLUGIN_DATA: %v, want ErrHostConfig only", err)
 	}
 }
 
@@ -233,7 +276,7 @@ func TestSpec721_CwdForms(t *testing.T) {
 	mustMkdir(t, filepath.Join(root, "sub/deeper"))
 	mustSymlink(t, "sub/deeper", filepath.Join(root, "inlink"))
 	opts := baseOptions(t, root)
-	data := filepath.Join(opts.DataHome, "p")
+	data := opts.DataDir
 
 	for _, tc := range []struct{ cwd, want string }{
 		{"", root},
@@ -271,7 +314,7 @@ func TestSpec41_CwdEscapesMakeServerInvalid(t *testing.T) {
 	mustSymlink(t, outside, filepath.Join(root, "out"))
 	mustSymlink(t, "../..", filepath.Join(root, "sub/up"))
 	opts := baseOptions(t, root)
-	data := filepath.Join(opts.DataHome, "p")
+	data := opts.DataDir
 	mustMkdir(t, data)
 	mustSymlink(t, root, filepath.Join(data, "to-root"))
 
@@ -289,15 +332,11 @@ func TestSpec41_CwdEscapesMakeServerInvalid(t *testing.T) {
 	}
 }
 
-func TestSpec91_DataDirPerPluginCreatedPrivateByPrepare(t *testing.T) {
+func TestSpec91_DataDirCreatedPrivateByPrepare(t *testing.T) {
 	root := newRoot(t)
 	installServer(t, root, "bin/server")
 	opts := baseOptions(t, root)
 	a := planOK(t, "alpha", stdioServer("alpha", "s"), opts)
-	b := planOK(t, "beta", stdioServer("beta", "s"), opts)
-	if a.DataDir == b.DataDir {
-		t.Fatalf("two plugins share %s", a.DataDir)
-	}
 	if _, err := os.Stat(a.DataDir); !os.IsNotExist(err) {
 		t.Fatalf("Plan must not create PLUGIN_DATA (stat: %v)", err)
 	}
@@ -308,11 +347,31 @@ func TestSpec91_DataDirPerPluginCreatedPrivateByPrepare(t *testing.T) {
 	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("PLUGIN_DATA after Prepare: %v %v, want a 0700 directory", fi, err)
 	}
+}
 
-	for _, name := range []string{"", ".", "..", "a/b"} {
-		if _, err := Plan(&agentplugin.Package{Name: name}, stdioServer(name, "s"), opts); !errors.Is(err, ErrPluginName) {
-			t.Errorf("plugin name %q: error %v, want ErrPluginName", name, err)
+// TestPlanRemoteNeedsNoDataDir is issue 12's PLUGIN_DATA policy: a data
+// directory is required for stdio servers only. Without one (and with no
+// HOME to derive one from), remote servers still plan and stdio servers
+// are refused with ErrNoDataDir, which Start reports as skipped.
+func TestPlanRemoteNeedsNoDataDir(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	root := newRoot(t)
+	installServer(t, root, "bin/server")
+	opts := PlanOptions{Root: root, BaseEnv: []string{}}
+	for _, typ := range []agentplugin.Transport{agentplugin.StreamableHTTP, agentplugin.SSE} {
+		srv := agentplugin.Server{ID: "p/r", Name: "r", Type: typ, URL: "http://127.0.0.1:1/mcp"}
+		if p := planOK(t, "p", srv, opts); p.DataDir != "" || p.URL != srv.URL {
+			t.Errorf("%s: plan %+v", typ, p)
 		}
+	}
+	if _, err := Plan(&agentplugin.Package{Name: "p"}, stdioServer("p", "s"), opts); !errors.Is(err, ErrNoDataDir) {
+		t.Errorf("stdio without a data directory: %v, want ErrNoDataDir", err)
+	}
+	rt := startPlugin(t, &agentplugin.Package{Name: "p", Servers: []agentplugin.Server{stdioServer("p", "s")}},
+		StartOptions{PlanOptions: opts})
+	if s := status(t, rt, "p/s"); s.Status != StatusSkipped || !errors.Is(s.Err, ErrNoDataDir) {
+		t.Errorf("stdio server: %s (%v), want skipped with ErrNoDataDir", s.Status, s.Err)
 	}
 }
 

@@ -3,20 +3,34 @@
 package mcprun
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
-// setProcessGroup is a no-op where process groups do not exist.
-func setProcessGroup(cmd *exec.Cmd) {}
+// setProcAttr does nothing where process groups do not exist.
+func setProcAttr(cmd *exec.Cmd) {}
 
-// killProcessGroup kills only the server process itself on platforms
-// without process groups.
-func killProcessGroup(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return nil
+// signalGroup kills only the server process itself on platforms without
+// process groups; any other signal is not deliverable there.
+func signalGroup(pid int, sig syscall.Signal) {
+	if sig != syscall.SIGKILL {
+		return
 	}
-	p.Kill()
-	return nil
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
 }
+
+// enableSubreaper is Linux only.
+func enableSubreaper() error { return errors.ErrUnsupported }
+
+// procID names a process.
+type procID struct{ pid int }
+
+func freezeEscapees(int) []procID { return nil }
+
+func killProcs([]procID) {}
+
+func killOrphans(func(int) bool) {}

@@ -3,10 +3,6 @@ package mcprun
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os/exec"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,17 +10,22 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-// Status is what became of one server after Start.
+// Status is what became of one server.
 type Status string
 
-// The three outcomes of section 7.2.2 for a server.
+// The three outcomes of section 7.2.2 for a server, and what a ready
+// server becomes when it ends.
 const (
 	// StatusReady: connected and the MCP handshake is complete.
 	StatusReady Status = "ready"
-	// StatusSkipped: invalid or of an unsupported transport; never started.
+	// StatusSkipped: invalid, of an unsupported transport, or a stdio
+	// server without a PLUGIN_DATA directory; never started.
 	StatusSkipped Status = "skipped"
 	// StatusFailed: it could not be started, connected or initialized.
 	StatusFailed Status = "failed"
+	// StatusExited: it was ready, then its process exited or its
+	// connection closed without Close being called.
+	StatusExited Status = "exited"
 )
 
 // Defaults of StartOptions.
@@ -57,6 +58,15 @@ type StartOptions struct {
 	// Client is the MCP client to connect with (handlers, capabilities);
 	// nil is a plain client named "plugkit".
 	Client *mcp.Client
+	// Subreaper makes this process a child subreaper (Linux; elsewhere it
+	// does nothing): a process that a server orphans, a daemon it
+	// double-forks or the children of a server that died, is reparented
+	// to this process instead of init, and is ended when its server's
+	// Conn ends or closes. This changes the whole process, and every
+	// child it did not start through mcprun is taken for such an orphan
+	// and killed, so enable it only in a program that starts no other
+	// long-lived processes (plugkit's CLI does). Off by default.
+	Subreaper bool
 }
 
 func (o *StartOptions) defaults() {
@@ -77,36 +87,28 @@ func (o *StartOptions) defaults() {
 	}
 }
 
-// ServerStatus reports one server of a Runtime.
+// ServerStatus reports one server.
 type ServerStatus struct {
 	ID     string // PLUGIN/SERVER
 	Name   string
 	Type   agentplugin.Transport
 	Status Status
-	// Reason says why the server was skipped or failed; empty when ready.
-	// Err is the same as an error, for errors.Is.
+	// Reason says why the server was skipped, failed or exited; empty
+	// when ready. Err is the same as an error, for errors.Is.
 	Reason string
 	Err    error
-	// Stderr is the end of a failed stdio server's standard error, at
-	// most StartOptions.StderrTail bytes.
+	// Stderr is the end of a failed or exited stdio server's standard
+	// error, at most StartOptions.StderrTail bytes.
 	Stderr string
-	// Elapsed is the time from Start to ready or failed.
+	// Elapsed is the time from the start to ready or failed.
 	Elapsed time.Duration
 }
 
 // Runtime holds the live sessions of one plugin's servers.
 type Runtime struct {
-	servers []*running
-	grace   time.Duration
-	close   sync.Once
-}
-
-// running is one server's state inside a Runtime.
-type running struct {
-	status  ServerStatus
-	session *mcp.ClientSession
-	proc    *stdioProcess // nil for remote servers
-	cancel  context.CancelFunc
+	conns []*Conn
+	close sync.Once
+	err   error
 }
 
 // Start connects to every server of pkg concurrently and returns when each
@@ -124,89 +126,20 @@ func Start(ctx context.Context, pkg *agentplugin.Package, opts StartOptions) (*R
 	if _, err := resolveRoot(opts.Root); err != nil {
 		return nil, err
 	}
-	opts.defaults()
-	rt := &Runtime{grace: opts.ShutdownTimeout}
-	begin := time.Now()
+	rt := &Runtime{conns: make([]*Conn, len(pkg.Servers))}
 	var wg sync.WaitGroup
-	for _, srv := range pkg.Servers {
-		r := &running{status: ServerStatus{ID: srv.ID, Name: srv.Name, Type: srv.Type}}
-		rt.servers = append(rt.servers, r)
-		wg.Go(func() {
-			r.start(ctx, pkg, srv, &opts)
-			r.status.Elapsed = time.Since(begin)
-		})
+	for i, srv := range pkg.Servers {
+		wg.Go(func() { rt.conns[i] = Connect(ctx, pkg, srv, opts) })
 	}
 	wg.Wait()
 	return rt, nil
 }
 
-// start plans, prepares and connects one server, recording the outcome.
-func (r *running) start(ctx context.Context, pkg *agentplugin.Package, srv agentplugin.Server, o *StartOptions) {
-	if o.Transports != nil && !slices.Contains(o.Transports, srv.Type) {
-		r.fail(StatusSkipped, fmt.Errorf("server %s: type %q: %w", srv.ID, srv.Type, ErrUnsupportedTransport))
-		return
-	}
-	plan, err := Plan(pkg, srv, o.PlanOptions)
-	if err == nil {
-		err = plan.Prepare()
-	}
-	if err != nil {
-		r.fail(statusOf(err), err)
-		return
-	}
-	var tr mcp.Transport
-	switch plan.Type {
-	case agentplugin.Stdio:
-		r.proc = newStdioProcess(plan, o.ShutdownTimeout, o.StderrTail)
-		tr = r.proc
-	case agentplugin.StreamableHTTP:
-		tr = &mcp.StreamableClientTransport{Endpoint: plan.URL, HTTPClient: plan.Client}
-	case agentplugin.SSE:
-		tr = &mcp.SSEClientTransport{Endpoint: plan.URL, HTTPClient: plan.Client}
-	}
-	session, err := r.connect(ctx, tr, o)
-	if err != nil && plan.Client != nil {
-		err = explain(err, plan.Client)
-	}
-	if err != nil {
-		r.fail(StatusFailed, fmt.Errorf("server %s: %w", srv.ID, err))
-		return
-	}
-	r.session = session
-	r.status.Status = StatusReady
-}
-
-// statusOf maps a planning error to section 7.2.2: an invalid entry is
-// skipped, anything else (a missing program, an unwritable data home) is a
-// failure to start.
-func statusOf(err error) Status {
-	if errors.Is(err, ErrInvalidServer) {
-		return StatusSkipped
-	}
-	return StatusFailed
-}
-
-// fail records why the server is not ready and ends anything it started:
-// its process group is killed at once, no grace for a failed server.
-func (r *running) fail(s Status, err error) {
-	// Err names the server, as a standalone error should; Reason sits next
-	// to the ID already.
-	reason := strings.TrimPrefix(err.Error(), "server "+r.status.ID+": ")
-	r.status.Status, r.status.Err, r.status.Reason = s, err, reason
-	if r.cancel != nil {
-		r.cancel()
-	}
-	if r.proc != nil {
-		r.proc.kill()
-		r.status.Stderr = r.proc.stderrTail()
-	}
-}
-
 // Servers reports every server of the plugin, in the package's order.
 func (rt *Runtime) Servers() []ServerStatus {
-	out := make([]ServerStatus, len(rt.servers))
-	for i, r := range rt.servers {
-		out[i] = r.status
+	out := make([]ServerStatus, len(rt.conns))
+	for i, c := range rt.conns {
+		out[i] = c.Status()
 	}
 	return out
 }
@@ -214,71 +147,26 @@ func (rt *Runtime) Servers() []ServerStatus {
 // Session returns the MCP session of the ready server with the given ID
 // ("PLUGIN/SERVER"), or nil.
 func (rt *Runtime) Session(id string) *mcp.ClientSession {
-	for _, r := range rt.servers {
-		if r.status.ID == id {
-			return r.session
+	for _, c := range rt.conns {
+		if c.status.ID == id {
+			return c.Session()
 		}
 	}
 	return nil
 }
 
-// Close ends every session concurrently, then kills the whole process
-// group of every stdio server, so that no process a server started
-// survives. A stdio server first gets ShutdownTimeout to exit on its own
-// after its stdin closes, as the MCP stdio shutdown sequence asks. Close
-// is idempotent; it reports the first error ending a session.
+// Close closes every server concurrently (see Conn.Close), so that no
+// process a server started survives. Close is idempotent; it reports the
+// errors ending sessions.
 func (rt *Runtime) Close() error {
-	var first error
 	rt.close.Do(func() {
-		errs := make([]error, len(rt.servers))
+		errs := make([]error, len(rt.conns))
 		var wg sync.WaitGroup
-		for i, r := range rt.servers {
-			wg.Go(func() { errs[i] = r.shutdown(rt.grace) })
+		for i, c := range rt.conns {
+			wg.Go(func() { errs[i] = c.Close() })
 		}
 		wg.Wait()
-		first = errors.Join(errs...)
+		rt.err = errors.Join(errs...)
 	})
-	return first
-}
-
-// shutdown ends one server's session and process group.
-func (r *running) shutdown(grace time.Duration) error {
-	if r.session == nil {
-		return nil // never ready: fail already cleaned up
-	}
-	done := make(chan error, 1)
-	go func() { done <- r.session.Close() }()
-	var err error
-	closed := false
-	select {
-	case err = <-done:
-		closed = true
-	case <-time.After(grace):
-	}
-	if r.proc != nil {
-		// The leader may be reaped already; its children keep the group,
-		// and with it the group id, alive until this kill.
-		r.proc.kill()
-	}
-	if r.cancel != nil {
-		r.cancel()
-	}
-	if !closed {
-		// Killing the group ends the process the SDK is waiting for.
-		select {
-		case err = <-done:
-		case <-time.After(grace):
-			err = errors.New("session did not close")
-		}
-	}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		// A server that exits non-zero or dies by our signal once its
-		// input is closed has still shut down.
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("server %s: closing: %w", r.status.ID, err)
-	}
-	return nil
+	return rt.err
 }

@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // startPlugin starts pkg's servers and closes them when the test ends.
@@ -74,17 +74,8 @@ type serverInfo struct {
 	Cwd  string   `json:"cwd"`
 }
 
-// alive reports whether pid is a live process: a zombie nobody has reaped
-// yet (PID 1 in a container may never reap) counts as dead.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+// alive reports whether pid is a live process.
+var alive = testservice.Alive
 
 func TestSpec91_ServerSeesExactlyItsLaunchPlan(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "plug in ${PLUGIN_DATA}") // a space and a placeholder in the root
@@ -101,7 +92,7 @@ func TestSpec91_ServerSeesExactlyItsLaunchPlan(t *testing.T) {
 
 	var got serverInfo
 	callTool(t, rt, "p/s", "info", nil, &got)
-	data := filepath.Join(opts.DataHome, "p")
+	data := opts.DataDir
 	wantArgs := []string{filepath.Join(root, "my bin/my server"), "two words", "", root + "/cfg", "$HOME", "${PLUGIN_ROOT_SUFFIX}"}
 	if !slices.Equal(got.Args, wantArgs) {
 		t.Errorf("argv = %q, want %q", got.Args, wantArgs)
@@ -123,28 +114,6 @@ func TestSpec91_ServerSeesExactlyItsLaunchPlan(t *testing.T) {
 	}
 	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("PLUGIN_DATA mode: %v %v, want 0700", fi, err)
-	}
-}
-
-func TestSpec91_TwoPluginsGetTwoDataDirs(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "data")
-	dirs := map[string]string{}
-	for _, name := range []string{"alpha", "beta"} {
-		root := newRoot(t)
-		installServer(t, root, "bin/server")
-		opts := StartOptions{PlanOptions: PlanOptions{Root: root, DataHome: home, BaseEnv: []string{}}}
-		rt := startPlugin(t, &agentplugin.Package{Name: name, Servers: []agentplugin.Server{stdioServer(name, "s")}}, opts)
-		var w struct{ Path string }
-		callTool(t, rt, name+"/s", "write", map[string]any{"name": "who", "content": name}, &w)
-		dirs[name] = filepath.Dir(w.Path)
-	}
-	if dirs["alpha"] == dirs["beta"] {
-		t.Fatalf("both plugins wrote to %s", dirs["alpha"])
-	}
-	for name, dir := range dirs {
-		if b, _ := os.ReadFile(filepath.Join(dir, "who")); string(b) != name {
-			t.Errorf("%s's data dir holds %q", name, b)
-		}
 	}
 }
 
@@ -211,7 +180,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	}
 	var child struct{ PID int }
 	callTool(t, rt, "p/s", "spawn", nil, &child)
-	server := rt.servers[0].proc.pid()
+	server := rt.conns[0].proc.pid()
 	if !alive(child.PID) || !alive(server) {
 		t.Fatalf("child %d or server %d not running before Close", child.PID, server)
 	}

@@ -104,15 +104,7 @@ func TestBuildIsReproducible(t *testing.T) {
 // Annotations come from plugin.json where present; a plugin without a
 // version has a null config version.
 func TestBuildAnnotationsAndNullVersion(t *testing.T) {
-	s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(`{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"bare","repository":"https://example.com/bare.git"}`)})
-	pkg, err := agentplugin.Load(s, agentplugin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := oci.Build(pkg, oci.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := manifestOnly(t, `{"$schema":"`+schema+`","name":"bare","repository":"https://example.com/bare.git"}`)
 	want := map[string]string{"org.opencontainers.image.title": "bare", "org.opencontainers.image.source": "https://example.com/bare.git"}
 	if !maps.Equal(a.Annotations, want) {
 		t.Errorf("annotations %v", a.Annotations)

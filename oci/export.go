@@ -44,6 +44,7 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 	if err != nil {
 		return nil, err
 	}
+	layout.rw.AutoSaveIndex = false // the tar gets its own index.json
 	var copied []*Copied
 	var entries []ocispec.Descriptor
 	seen := map[string]bool{}

@@ -13,9 +13,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/oci"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // exportBytes exports items into memory.
@@ -30,15 +28,7 @@ func exportBytes(t *testing.T, items []oci.ExportItem) []byte {
 
 // otherPlugin is a second plugin in a layout directory of its own.
 func otherPlugin(t *testing.T) *oci.Layout {
-	s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(`{"$schema":"` + schema + `","name":"other","version":"0.1.0"}`)})
-	pkg, err := agentplugin.Load(s, agentplugin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := oci.Build(pkg, oci.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := manifestOnly(t, `{"$schema":"`+schema+`","name":"other","version":"0.1.0"}`)
 	dir := filepath.Join(t.TempDir(), "other")
 	lay, err := oci.OpenLayout(context.Background(), dir, true)
 	if err != nil {

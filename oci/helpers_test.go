@@ -153,3 +153,19 @@ func marshalJSON(v any) ([]byte, error) { return json.Marshal(v) }
 func digestOf(b []byte) digest.Digest { return digest.FromBytes(b) }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// manifestOnly builds the artifact of a plugin that is only its
+// plugin.json.
+func manifestOnly(t testing.TB, pluginJSON string) *oci.Artifact {
+	t.Helper()
+	s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(pluginJSON)})
+	pkg, err := agentplugin.Load(s, agentplugin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := oci.Build(pkg, oci.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

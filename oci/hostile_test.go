@@ -325,3 +325,18 @@ func uniq(ss []string) []string {
 	}
 	return out
 }
+
+// index.json is bounded and strict before oras-go reads it: over 4 MiB,
+// or with duplicate keys, the layout is refused at open.
+func TestLayoutIndexIsCheckedFirst(t *testing.T) {
+	l := newLayout(t)
+	big := `{"schemaVersion":2,"manifests":[],"pad":"` + strings.Repeat("x", 4<<20) + `"}`
+	os.WriteFile(filepath.Join(l.dir, "index.json"), []byte(big), 0o644)
+	if _, err := oci.OpenLayout(context.Background(), l.dir, false); !errors.Is(err, oci.ErrLimit) {
+		t.Errorf("big index.json: %v", err)
+	}
+	os.WriteFile(filepath.Join(l.dir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[],"manifests":[]}`), 0o644)
+	if _, err := oci.OpenLayout(context.Background(), l.dir, false); err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Errorf("duplicate keys: %v", err)
+	}
+}

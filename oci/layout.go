@@ -52,12 +52,20 @@ func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
 		l.rw, err = orasoci.NewWithContext(ctx, path)
 	case err != nil:
 		return nil, err
-	case isTar:
-		l.ro, err = orasoci.NewFromTar(ctx, path)
-	case fi.IsDir():
-		l.ro, err = orasoci.NewFromFS(ctx, os.DirFS(path))
-	default:
+	case !isTar && !fi.IsDir():
 		return nil, fmt.Errorf("%s: not a layout directory or tar", path)
+	}
+	if !write {
+		// index.json is checked (size, strict JSON) before oras-go reads
+		// it and every manifest it lists.
+		if _, err := l.readIndex(); err != nil {
+			return nil, err
+		}
+		if isTar {
+			l.ro, err = orasoci.NewFromTar(ctx, path)
+		} else {
+			l.ro, err = orasoci.NewFromFS(ctx, os.DirFS(path))
+		}
 	}
 	if err != nil {
 		return nil, layoutError(path, err)

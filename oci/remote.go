@@ -79,6 +79,11 @@ func authClient(opts RemoteOptions) *auth.Client {
 	return c
 }
 
+// Reference names the repository (registry and repository, no tag), for
+// callers that coordinate work per repository, such as signers of one
+// subject (package trust).
+func (r *Repository) Reference() registry.Reference { return r.repo.Reference }
+
 // Fetch reads a manifest or blob by digest. Sizes and digests are checked
 // by the reader (Pull), so that a lie is reported as ErrDescriptor.
 func (r *Repository) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {

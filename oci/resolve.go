@@ -69,7 +69,7 @@ func Resolve(ctx context.Context, src Source, selector string) (ocispec.Descript
 
 func resolveError(ref string, err error) error {
 	if errors.Is(err, errdef.ErrNotFound) {
-		return fmt.Errorf("%s: %w: %v", ref, ErrNoPlugin, err)
+		return fmt.Errorf("%w: nothing is named %s there", ErrNoPlugin, ref)
 	}
 	return fmt.Errorf("resolve %s: %w", ref, err)
 }

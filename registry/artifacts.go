@@ -39,14 +39,19 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	// Only artifacts a release refers to are served: a blob left by a
-	// publish that crashed before its commit stays invisible.
-	published, err := s.store.HasArtifact(r.Context(), digest)
-	if err != nil {
+	if err := s.checkPublished(r, digest); err != nil {
 		return err
 	}
-	if !published {
-		return notFound("no such artifact")
+	if ps, ok := s.blobs.(blobs.Presigner); ok && s.cfg.BlobsRedirect {
+		// The client fetches the bytes from the blob store itself and
+		// checks them against the digest, as always.
+		u, err := ps.Presign(r.Context(), digest)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Cache-Control", "no-store") // the URL expires
+		http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+		return nil
 	}
 	f, _, err := s.blobs.Open(r.Context(), digest)
 	if errors.Is(err, blobs.ErrNotFound) {
@@ -67,5 +72,22 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	}
 	http.ServeContent(w, r, "", time.Time{}, f)
+	return nil
+}
+
+// checkPublished serves only artifacts a release refers to: a blob left by
+// a publish that crashed before its commit stays invisible.
+func (s *Server) checkPublished(r *http.Request, digest string) error {
+	if s.published.has(digest) {
+		return nil
+	}
+	ok, err := s.store.HasArtifact(r.Context(), digest)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("no artifact " + digest)
+	}
+	s.published.add(digest)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,8 +77,19 @@ func (s *syncBuffer) String() string {
 // the test tokens in the environment, and waits for its address.
 func startServe(t *testing.T, data string, args ...string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(plugkitBin, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS="+publishToken, "PLUGKIT_READ_TOKENS=")
+	return startServeEnv(t, data, []string{"PLUGKIT_PUBLISH_TOKENS=" + publishToken}, args...)
+}
+
+// startServeEnv is startServe with the token variables of env instead.
+// An empty data gives no --data (a replica with its storage elsewhere).
+func startServeEnv(t *testing.T, data string, env []string, args ...string) *serverProc {
+	t.Helper()
+	if data != "" {
+		args = append([]string{"--data", data}, args...)
+	}
+	cmd := exec.Command(plugkitBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS=", "PLUGKIT_READ_TOKENS=", "PLUGKIT_ADMIN_TOKENS=")
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +169,10 @@ func TestE2ECLI(t *testing.T) {
 	reg := "--registry=" + srv.url
 	src := writePlugin(t, "e2e-demo", "1.0.0")
 
-	if _, stderr, code := plugkit(t, "", "publish", src, reg); code != 1 || !strings.Contains(stderr, "401") {
+	if _, stderr, code := plugkit(t, "", "publish", src, reg); code != 1 || !strings.Contains(stderr, "this registry needs a token") {
 		t.Fatalf("anonymous publish: exit %d %s", code, stderr)
 	}
-	if _, stderr, code := plugkit(t, "wrong", "publish", src, reg); code != 1 || !strings.Contains(stderr, "401") {
+	if _, stderr, code := plugkit(t, "wrong", "publish", src, reg); code != 1 || !strings.Contains(stderr, "does not accept this token") {
 		t.Fatalf("wrong-token publish: exit %d %s", code, stderr)
 	}
 	out, stderr, code := plugkit(t, publishToken, "publish", src, reg, "--json")
@@ -171,7 +183,7 @@ func TestE2ECLI(t *testing.T) {
 		t.Fatalf("republish: exit %d %s", code, out)
 	}
 	os.WriteFile(filepath.Join(src, "extra.txt"), []byte("changed"), 0o644)
-	if _, stderr, code := plugkit(t, publishToken, "publish", src, reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "version_conflict") {
+	if _, stderr, code := plugkit(t, publishToken, "publish", src, reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "e2e-demo@1.0.0 is already published with other bytes") {
 		t.Fatalf("conflicting publish: exit %d %s", code, stderr)
 	}
 	os.WriteFile(filepath.Join(src, "plugin.json"), []byte(`{"name": "Bad Name"}`), 0o644)
@@ -192,7 +204,7 @@ func TestE2ECLI(t *testing.T) {
 	if out, _, code := plugkit(t, "", "resolve", "e2e-demo", reg, "--release", "e2e-demo@1.0.0"); code != 0 || !strings.Contains(out, "version: 1.0.0") {
 		t.Fatalf("resolve --release: exit %d %q", code, out)
 	}
-	if _, stderr, code := plugkit(t, "", "resolve", "e2e-demo", reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "404") {
+	if _, stderr, code := plugkit(t, "", "resolve", "e2e-demo", reg, "--channel", "beta"); code != 1 || !strings.Contains(stderr, "no release of e2e-demo on channel beta (channels: stable)") {
 		t.Fatalf("resolve of an empty channel: exit %d %s", code, stderr)
 	}
 
@@ -224,7 +236,7 @@ func TestE2EPrivateRegistry(t *testing.T) {
 	srv := startServe(t, t.TempDir(), "--read-token-file", tokens)
 	reg := "--registry=" + srv.url
 	src := writePlugin(t, "private", "1.0.0")
-	if _, stderr, code := plugkit(t, readToken, "publish", src, reg); code != 1 || !strings.Contains(stderr, "403") {
+	if _, stderr, code := plugkit(t, readToken, "publish", src, reg); code != 1 || !strings.Contains(stderr, "needs a publisher token") {
 		t.Fatalf("reader publish: exit %d %s", code, stderr)
 	}
 	if _, _, code := plugkit(t, publishToken, "publish", src, reg); code != 0 {
@@ -401,5 +413,142 @@ func TestE2ELimits(t *testing.T) {
 		if st, _, _ := do(t, "GET", url, "", "", nil); st != want {
 			t.Errorf("GET %s: %d, want %d", url, st, want)
 		}
+	}
+}
+
+// TestE2EOwnership runs item 8 of issue 8 against plugkit serve: named
+// tokens from the environment, B refused on A's plugin, an admin granting
+// it with plugkit owners.
+func TestE2EOwnership(t *testing.T) {
+	srv := startServeEnv(t, t.TempDir(), []string{
+		"PLUGKIT_PUBLISH_TOKENS=alice=a-secret,bob=b-secret",
+		"PLUGKIT_ADMIN_TOKENS=root=root-secret",
+	})
+	reg := "--registry=" + srv.url
+	if _, stderr, code := plugkit(t, "a-secret", "publish", writePlugin(t, "alpha", "1.0.0"), reg); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, args := range [][]string{
+		{"publish", writePlugin(t, "alpha", "6.6.6")},
+		{"channel", "set", "alpha", "stable", "1.0.0"},
+		{"yank", "alpha@1.0.0"},
+	} {
+		if _, stderr, code := plugkit(t, "b-secret", append(args, reg)...); code != 1 || !strings.Contains(stderr, "alpha belongs to other publishers") {
+			t.Errorf("bob: plugkit %s: exit %d %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+	if out, stderr, code := plugkit(t, "root-secret", "owners", "grant", "alpha", "bob", reg); code != 0 || out != "alpha: owners: alice, bob\n" {
+		t.Fatalf("grant: exit %d %q %s", code, out, stderr)
+	}
+	if _, stderr, code := plugkit(t, "b-secret", "publish", writePlugin(t, "alpha", "1.1.0"), reg); code != 0 {
+		t.Fatalf("bob after the grant: %s", stderr)
+	}
+	log := srv.stderr.String()
+	if !strings.Contains(log, "identities=alice,bob") || strings.Contains(log, "a-secret") || strings.Contains(log, "root-secret") {
+		t.Fatalf("server log: identities not logged, or a secret is:\n%s", log)
+	}
+}
+
+// TestE2ESlowUploads runs item 7 of issue 8 against plugkit serve: uploads
+// that drip hold neither a publish slot nor the server; beyond
+// --max-uploads a publish gets 503 with Retry-After at once, and the
+// drippers are cut off below the minimum rate.
+func TestE2ESlowUploads(t *testing.T) {
+	data := t.TempDir()
+	srv := startServe(t, data, "--max-uploads", "2", "--max-publishes", "1",
+		"--min-upload-rate", "1024", "--upload-grace", "2s")
+	dripped := make(chan error, 2)
+	for range 2 {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /plugin-protocol/v1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", publishToken)
+		go func() {
+			for {
+				if _, err := conn.Write([]byte{0}); err != nil {
+					dripped <- err
+					return
+				}
+				resp, err := readStatus(conn)
+				if err == nil {
+					dripped <- fmt.Errorf("status %d", resp)
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+	}
+	for range 500 {
+		if entries, _ := os.ReadDir(filepath.Join(data, "uploads")); len(entries) == 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st, code, h := do(t, "POST", srv.url+"/plugin-protocol/v1/publish", publishToken, "application/gzip",
+		bytes.NewReader(pluginArchive(t, "late", "1.0.0", nil)))
+	if st != 503 || code != distribution.CodeBusy || h.Get("Retry-After") == "" {
+		t.Fatalf("publish with the upload slots taken: %d %s %q", st, code, h.Get("Retry-After"))
+	}
+	for range 2 {
+		select {
+		case err := <-dripped:
+			if !strings.Contains(err.Error(), "408") && !isClosed(err) {
+				t.Fatalf("a dripping upload ended with %v, want 408 or a closed connection", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("a dripping upload was never cut off")
+		}
+	}
+	if _, err := client(srv.url, publishToken).Publish(context.Background(), pluginArchive(t, "after", "1.0.0", nil), ""); err != nil {
+		t.Fatalf("publish after the drippers: %v", err)
+	}
+}
+
+// readStatus reads an HTTP status line if one is waiting, within a short
+// deadline.
+func readStatus(conn net.Conn) (int, error) {
+	conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+	defer conn.SetReadDeadline(time.Time{})
+	var proto string
+	var status int
+	if _, err := fmt.Fscan(conn, &proto, &status); err != nil {
+		return 0, err
+	}
+	return status, nil
+}
+
+func isClosed(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
+}
+
+// TestE2EGarbageCollection: plugkit serve gc removes what a publish killed
+// between its blob and its commit left, while the server runs.
+func TestE2EGarbageCollection(t *testing.T) {
+	data := t.TempDir()
+	srv := startServe(t, data)
+	kept := pluginArchive(t, "kept", "1.0.0", nil)
+	if _, err := client(srv.url, publishToken).Publish(context.Background(), kept, ""); err != nil {
+		t.Fatal(err)
+	}
+	orphan := pluginArchive(t, "orphan", "1.0.0", nil)
+	hex := archive.Digest(orphan)[7:]
+	path := filepath.Join(data, "blobs", "sha256", hex[:2], hex)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, orphan, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(path, old, old)
+	out, stderr, code := plugkit(t, "", "serve", "gc", "--data", data)
+	if code != 0 || !strings.Contains(out, "removed "+archive.Digest(orphan)) {
+		t.Fatalf("serve gc: exit %d %q %s", code, out, stderr)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the orphan is still there")
+	}
+	if _, err := client(srv.url, "").Download(context.Background(), archive.Digest(kept)); err != nil {
+		t.Fatalf("the published artifact after gc: %v", err)
 	}
 }

@@ -27,24 +27,23 @@ func pluginArchive(t testing.TB, name, version string, extra map[string]string) 
 	if version != "" {
 		manifest += fmt.Sprintf(`, "version": %q`, version)
 	}
-	files := map[string][]byte{"plugin.json": []byte(manifest + "}")}
+	files := map[string]string{"plugin.json": manifest + "}"}
 	for p, b := range extra {
-		files[p] = []byte(b)
+		files[p] = b
 	}
-	s, err := snapshot.FromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := archive.Pack(s, archive.PackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return packFiles(t, files)
 }
 
 // newTestServer starts an in-process registry on 127.0.0.1 with fresh
-// storage and both tokens. When private, reading needs a token.
+// storage and, unless cfg names its own, both test tokens. When private,
+// reading needs a token.
 func newTestServer(t testing.TB, cfg Config, private bool) *httptest.Server {
+	ts, _ := newTestServerWith(t, cfg, private)
+	return ts
+}
+
+// newTestServerWith is newTestServer that also returns the Server.
+func newTestServerWith(t testing.TB, cfg Config, private bool) (*httptest.Server, *Server) {
 	t.Helper()
 	db, b, err := Open(t.TempDir())
 	if err != nil {
@@ -52,16 +51,18 @@ func newTestServer(t testing.TB, cfg Config, private bool) *httptest.Server {
 	}
 	t.Cleanup(func() { db.Close() })
 	cfg.Store, cfg.Blobs = db, b
-	cfg.PublishTokens = []string{publishToken}
-	cfg.ReadTokens = []string{readToken}
+	if cfg.PublishTokens == nil {
+		cfg.PublishTokens = []string{publishToken}
+	}
+	if cfg.ReadTokens == nil {
+		cfg.ReadTokens = []string{readToken}
+	}
 	cfg.AnonymousRead = !private
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return ts
+	return newServerFor(t, s), s
 }
 
 func client(url, token string) *distribution.Client {
@@ -93,4 +94,31 @@ func do(t testing.TB, method, url, token, ctype string, body io.Reader) (int, st
 		code = code[:strings.IndexByte(code, '"')]
 	}
 	return resp.StatusCode, code, resp.Header
+}
+
+// packFiles packs the given files as they are.
+func packFiles(t testing.TB, files map[string]string) []byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for p, b := range files {
+		m[p] = []byte(b)
+	}
+	s, err := snapshot.FromFiles(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := archive.Pack(s, archive.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func limitsOf(maxArchive int64) archive.Limits { return archive.Limits{MaxArchiveBytes: maxArchive} }
+
+// newServerFor serves s on 127.0.0.1.
+func newServerFor(t testing.TB, s *Server) *httptest.Server {
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
 }

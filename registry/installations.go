@@ -1,48 +1,79 @@
 package registry
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/registry/store"
 )
 
 // installationStatuses are the values Installation.Status may take.
 var installationStatuses = map[string]bool{"installed": true, "updated": true, "removed": true, "failed": true}
 
-// installations serves GET /installations[?plugin_id=P] and POST
-// /installations. Both need read access: reporting is what an installed
-// client does with its reader token.
+// installations serves GET /installations[?plugin_id=P][&cursor=C][&limit=N]
+// and POST /installations. Both need a token unless AnonymousReports: the
+// listing says which hosts run what, and reports add rows.
 func (s *Server) installations(w http.ResponseWriter, r *http.Request) error {
-	if err := s.requireRead(r); err != nil {
+	p, err := s.auth.require(r, reader, s.auth.reports)
+	if err != nil {
 		return err
 	}
 	if r.Method == http.MethodPost {
-		return s.reportInstallation(w, r)
+		return s.reportInstallation(w, r, p)
 	}
-	q, err := parseQuery(r.URL.RawQuery, "plugin_id")
+	q, err := parseQuery(r.URL.RawQuery, "plugin_id", "cursor", "limit")
 	if err != nil {
 		return err
 	}
-	plugin, ok := q["plugin_id"]
-	if ok {
+	limit, err := parseLimit(q)
+	if err != nil {
+		return err
+	}
+	sq := store.InstallationQuery{Limit: limit + 1}
+	if plugin, ok := q["plugin_id"]; ok {
 		if err := distribution.CheckPluginID(plugin); err != nil {
 			return badRequest(distribution.CodeBadRequest, err.Error())
 		}
+		sq.PluginID = plugin
 	}
-	list, err := s.store.Installations(r.Context(), plugin)
+	if c, ok := q["cursor"]; ok {
+		key, err := parseInstallationCursor(c)
+		if err != nil || sq.PluginID != "" && key.PluginID != sq.PluginID {
+			return badRequest(distribution.CodeBadRequest, "malformed cursor")
+		}
+		sq.After = &key
+	}
+	list, err := s.store.Installations(r.Context(), sq)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, distribution.Installations{Installations: list})
-	return nil
+	return writePage(w, "installations", list, limit, s.cfg.CatalogPageBytes, installationCursor)
 }
 
-func (s *Server) reportInstallation(w http.ResponseWriter, r *http.Request) error {
+// installationCursor is the cursor after in: its key, NUL-separated, in
+// unpadded base64url. Clients treat it as opaque.
+func installationCursor(in distribution.Installation) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(in.PluginID + "\x00" + in.Reporter + "\x00" + in.ID))
+}
+
+func parseInstallationCursor(c string) (store.InstallationKey, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	parts := strings.Split(string(b), "\x00")
+	if err != nil || len(parts) != 3 || distribution.CheckPluginID(parts[0]) != nil {
+		return store.InstallationKey{}, errors.New("malformed cursor")
+	}
+	return store.InstallationKey{PluginID: parts[0], Reporter: parts[1], ID: parts[2]}, nil
+}
+
+func (s *Server) reportInstallation(w http.ResponseWriter, r *http.Request, p principal) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
@@ -53,9 +84,14 @@ func (s *Server) reportInstallation(w http.ResponseWriter, r *http.Request) erro
 	if err := checkInstallation(in); err != nil {
 		return badRequest(distribution.CodeBadRequest, err.Error())
 	}
+	in.Reporter = p.identity
 	in.ReportedAt = time.Now().UTC()
-	if err := s.store.PutInstallation(r.Context(), in); err != nil {
-		return err
+	err := s.store.PutInstallation(r.Context(), in, s.cfg.MaxInstallationsPerPlugin)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("no plugin " + in.PluginID + " on this registry")
+	}
+	if err != nil {
+		return storeError(err)
 	}
 	writeJSON(w, http.StatusOK, in)
 	return nil
@@ -67,6 +103,9 @@ func checkInstallation(in distribution.Installation) error {
 	}
 	if err := checkText("host", in.Host, 0, 256); err != nil {
 		return err
+	}
+	if in.Reporter != "" {
+		return errors.New("reporter is set by the server")
 	}
 	if err := distribution.CheckPluginID(in.PluginID); err != nil {
 		return err

@@ -3,9 +3,13 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"os"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
@@ -15,13 +19,23 @@ import (
 
 // publish serves POST /publish?channel=C. The body is the archive.
 //
-// The order makes a crash at any point harmless: the archive is checked
-// and loaded in memory, its blob is written (temp file, fsync, rename), and
-// only then does one transaction create the release and point the channel
-// at it. A crash before the commit leaves at most an unreferenced blob,
-// which is never served.
+// The body is received first, into a spool file, under an upload slot and
+// a minimum rate (see receive): a slow client holds a file and an upload
+// slot, never a publish slot, and when every upload slot is taken the
+// answer is an immediate 503. Only then does the publish wait for one of
+// the few slots that unpack and load archives in memory. A queue slot,
+// held from the start to the end, bounds the publishes in flight, and so
+// the spool files on disk.
+//
+// The order after that makes a crash at any point harmless: the archive is
+// checked and loaded in memory, its blob is written (temp file, fsync,
+// rename), and only then does one transaction create the release and point
+// the channel at it. A crash before the commit leaves at most an
+// unreferenced blob, which is never served and which the collector
+// removes (CollectGarbage).
 func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
-	if err := s.requirePublish(r); err != nil {
+	by, err := s.requirePublish(r)
+	if err != nil {
 		return err
 	}
 	q, err := parseQuery(r.URL.RawQuery, "channel")
@@ -35,11 +49,25 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	if err := distribution.CheckChannel(channel); err != nil {
 		return badRequest(distribution.CodeBadRequest, err.Error())
 	}
-	tooLarge := &apiError{status: http.StatusRequestEntityTooLarge, code: distribution.CodeTooLarge,
-		msg: fmt.Sprintf("the archive exceeds %d bytes", s.maxArchive)}
 	if r.ContentLength > s.maxArchive {
-		return tooLarge
+		return s.tooLarge()
 	}
+
+	release, ok := tryTake(s.queued)
+	if !ok {
+		return busy(w, "publish queue")
+	}
+	defer release()
+	releaseUpload, ok := tryTake(s.uploading)
+	if !ok {
+		return busy(w, "upload")
+	}
+	spool, err := s.receive(w, r)
+	releaseUpload()
+	if err != nil {
+		return err
+	}
+	defer os.Remove(spool)
 
 	select {
 	case s.publishing <- struct{}{}:
@@ -47,38 +75,75 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	case <-r.Context().Done():
 		return r.Context().Err()
 	}
-
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxArchive))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return tooLarge
-	}
+	body, err := os.ReadFile(spool)
 	if err != nil {
-		return badRequest(distribution.CodeBadRequest, "unreadable body")
+		return err
 	}
 	rel, name, err := s.check(body)
 	if err != nil {
 		return err
 	}
-	if old, err := s.store.Release(r.Context(), rel.ID); err == nil && old.ArtifactDigest != rel.ArtifactDigest {
-		return storeError(store.ErrConflict) // refuse before writing a blob nobody will use
-	}
-	if err := s.blobs.Put(r.Context(), rel.ArtifactDigest, body); err != nil {
+	// Refuse what the commit would refuse before writing a blob nobody
+	// will use; the commit checks again, atomically.
+	if err := s.mayPublish(r, by, rel); err != nil {
 		return err
 	}
-	stored, created, err := s.store.Publish(r.Context(), store.NewRelease{Release: rel, Name: name, Channel: channel})
-	s.resolved.reset() // even on error: the outcome of a failed commit is unknown
+	stored, created, err := s.commit(r, store.NewRelease{
+		Release: rel, Name: name, Channel: channel, By: by,
+		MaxReleases: s.cfg.MaxReleasesPerPlugin, MaxChannels: s.cfg.MaxChannelsPerPlugin,
+	}, body)
 	if err != nil {
-		return storeError(err)
+		return err
 	}
 	s.log.Info("published", "release", stored.ID, "digest", stored.ArtifactDigest,
-		"channel", channel, "created", created)
-	status := http.StatusOK
+		"channel", channel, "created", created, "by", by.Identity)
+	status, result := http.StatusOK, "existing"
 	if created {
-		status = http.StatusCreated
+		status, result = http.StatusCreated, "created"
 	}
+	s.metrics.publishes.WithLabelValues(result).Inc()
 	writeJSON(w, status, distribution.PublishResult{Release: stored, Channel: channel, Created: created})
 	return nil
+}
+
+// mayPublish is the store's ownership and conflict checks, read-only.
+func (s *Server) mayPublish(r *http.Request, by store.Actor, rel distribution.Release) error {
+	owners, err := s.store.Owners(r.Context(), rel.PluginID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // a new plugin
+	case err != nil:
+		return err
+	case !by.Admin && !slices.Contains(owners, by.Identity):
+		return storeError(store.ErrNotOwner)
+	}
+	if old, err := s.store.Release(r.Context(), rel.ID); err == nil && old.ArtifactDigest != rel.ArtifactDigest {
+		return storeError(store.ErrConflict)
+	}
+	return nil
+}
+
+// commit writes the blob and then records the release. The collector
+// cannot run between the two in this process; across processes its grace
+// period and the blob store's touch-on-Put protect the blob.
+func (s *Server) commit(r *http.Request, nr store.NewRelease, body []byte) (distribution.Release, bool, error) {
+	s.gcLock.RLock()
+	defer s.gcLock.RUnlock()
+	if err := s.blobs.Put(r.Context(), nr.Release.ArtifactDigest, body); err != nil {
+		return distribution.Release{}, false, err
+	}
+	stored, created, err := s.store.Publish(r.Context(), nr)
+	s.resolved.reset() // even on error: the outcome of a failed commit is unknown
+	if err != nil {
+		return stored, created, storeError(err)
+	}
+	s.published.add(stored.ArtifactDigest)
+	return stored, created, nil
+}
+
+func (s *Server) tooLarge() *apiError {
+	return &apiError{status: http.StatusRequestEntityTooLarge, code: distribution.CodeTooLarge,
+		msg: fmt.Sprintf("the archive exceeds %d bytes", s.maxArchive)}
 }
 
 // check unpacks and loads an archive exactly as a client will, and returns
@@ -88,7 +153,7 @@ func (s *Server) check(body []byte) (distribution.Release, string, error) {
 	if len(body) == 0 {
 		return rel, "", badRequest(distribution.CodeInvalidArchive, "the body must be the plugin archive")
 	}
-	snap, err := archive.Unpack(body, archive.UnpackOptions{Limits: s.limits})
+	snap, err := archive.Unpack(body, archive.UnpackOptions{Limits: s.cfg.Limits})
 	if errors.Is(err, archive.ErrLimit) {
 		return rel, "", &apiError{status: http.StatusRequestEntityTooLarge, code: distribution.CodeTooLarge, msg: err.Error()}
 	}
@@ -114,10 +179,36 @@ func (s *Server) check(body []byte) (distribution.Release, string, error) {
 		ID:             distribution.ReleaseID(pkg.Name, pkg.Version, digest),
 		PluginID:       pkg.Name,
 		Version:        pkg.Version,
-		Description:    pkg.Description,
+		Description:    boundText(pkg.Description, s.cfg.MaxDescriptionBytes),
 		ArtifactDigest: digest,
 		Size:           int64(len(body)),
 		PublishedAt:    time.Now().UTC(),
 	}
 	return rel, pkg.Name, nil
+}
+
+// boundText is free text as the registry stores it: line breaks and tabs
+// become spaces, other control characters are dropped, and the result is
+// cut at a character boundary to at most limit bytes, ending with "…" when
+// cut. Every stored byte then encodes to at most two bytes of JSON, which
+// is what bounds a catalog entry.
+func boundText(s string, limit int) string {
+	const ellipsis = "…"
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:max(cut, 0)], " ") + ellipsis
 }

@@ -1,29 +1,80 @@
 package registry
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// catalog serves GET /catalog.
+// Page sizes of the catalog and the installations listing: the default,
+// and the most a client may ask for with limit.
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// parseLimit parses the limit query parameter.
+func parseLimit(q map[string]string) (int, error) {
+	v, ok := q["limit"]
+	if !ok {
+		return DefaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxPageLimit || strconv.Itoa(n) != v {
+		return 0, badRequest(distribution.CodeBadRequest, fmt.Sprintf("limit must be 1 to %d", MaxPageLimit))
+	}
+	return n, nil
+}
+
+// catalog serves GET /catalog[?cursor=C][&limit=N], one page of plugins
+// sorted by ID, and GET /catalog?plugin_id=P, the entry of one plugin. The
+// cursor of the next page is the ID of the last plugin on this one.
 func (s *Server) catalog(w http.ResponseWriter, r *http.Request) error {
 	if err := s.requireRead(r); err != nil {
 		return err
 	}
-	if err := noQuery(r); err != nil {
-		return err
-	}
-	plugins, err := s.store.Catalog(r.Context())
+	q, err := parseQuery(r.URL.RawQuery, "cursor", "limit", "plugin_id")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, distribution.Catalog{Plugins: plugins})
-	return nil
+	limit, err := parseLimit(q)
+	if err != nil {
+		return err
+	}
+	var sq store.CatalogQuery
+	if id, ok := q["plugin_id"]; ok {
+		if _, paged := q["cursor"]; paged {
+			return badRequest(distribution.CodeBadRequest, "give plugin_id or cursor, not both")
+		}
+		if err := distribution.CheckPluginID(id); err != nil {
+			return badRequest(distribution.CodeBadRequest, err.Error())
+		}
+		sq.PluginID = id
+	} else {
+		if c, ok := q["cursor"]; ok {
+			if distribution.CheckPluginID(c) != nil {
+				return badRequest(distribution.CodeBadRequest, "malformed cursor")
+			}
+			sq.After = c
+		}
+		sq.Limit = limit + 1
+	}
+	plugins, err := s.store.Catalog(r.Context(), sq)
+	if err != nil {
+		return err
+	}
+	return writePage(w, "plugins", plugins, limit, s.cfg.CatalogPageBytes,
+		func(p distribution.CatalogPlugin) string { return p.ID })
 }
+
+// plainRelease is a Release without its JSON methods. A release the server
+// sends has no unknown members to keep, and encoding it directly costs a
+// fifth of going through Release.MarshalJSON: resolve is the hot path.
+type plainRelease distribution.Release
 
 // parseResolve checks the query of GET /resolve: release_id, or plugin_id
 // with at most one of release_id and channel (channel defaults to
@@ -70,7 +121,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if b, ok := s.resolved.get(q); ok {
+	b, gen, hit := s.resolved.get(q)
+	s.metrics.cacheLookup("resolve", hit)
+	if hit {
 		writeJSONBytes(w, http.StatusOK, b)
 		return nil
 	}
@@ -84,17 +137,19 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		rel, err = s.store.Channel(r.Context(), q.PluginID, q.Channel)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound("no such release")
+		if q.ReleaseID != "" {
+			return notFound("no release " + q.ReleaseID)
+		}
+		return notFound("no release of " + q.PluginID + " on channel " + q.Channel)
 	}
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(rel)
+	b, err = marshal(plainRelease(rel))
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	s.resolved.put(q, b)
+	s.resolved.put(q, b, gen)
 	writeJSONBytes(w, http.StatusOK, b)
 	return nil
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -48,12 +49,63 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 // writeJSON answers v.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"internal error"}}`+"\n")
 	}
-	writeJSONBytes(w, status, append(b, '\n'))
+	writeJSONBytes(w, status, b)
 }
+
+// marshal encodes v as one line of JSON. HTML characters are not escaped:
+// responses are application/json with nosniff, and unescaped text keeps
+// every stored byte to at most two bytes of JSON, which page budgets
+// count on.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writePage answers one page of a listing: {"FIELD": [...], "next_cursor":
+// "..."}. items holds up to limit+1 entries, the last one only to tell
+// that more follow. Entries are added while the page stays within budget
+// bytes, and always at least one, so the listing moves on whatever the
+// size of an entry.
+func writePage[T any](w http.ResponseWriter, field string, items []T, limit, budget int, cursor func(T) string) error {
+	var buf bytes.Buffer
+	buf.WriteString(`{"` + field + `":[`)
+	n := 0
+	for ; n < len(items) && n < limit; n++ {
+		b, err := marshal(items[n])
+		if err != nil {
+			return err
+		}
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		if n > 0 && buf.Len()+len(b)+1+pageTail > budget {
+			break
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte(']')
+	if n < len(items) {
+		c, _ := json.Marshal(cursor(items[n-1]))
+		buf.WriteString(`,"next_cursor":`)
+		buf.Write(c)
+	}
+	buf.WriteString("}\n")
+	writeJSONBytes(w, http.StatusOK, buf.Bytes())
+	return nil
+}
+
+// pageTail is room kept in a page's budget for its end and its cursor.
+const pageTail = 1024
 
 // writeJSONBytes answers an encoded JSON document. Metadata changes with
 // every publish, so HTTP caches must not keep it.

@@ -14,11 +14,16 @@
 package registry
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
@@ -27,24 +32,65 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// Config configures a Server. Store and Blobs are required.
+// Config configures a Server. Store and Blobs are required; every limit
+// has a default, taken when the field is zero.
 type Config struct {
 	Store store.Store
 	Blobs blobs.Store
-	// PublishTokens may publish, move channels and yank; they may read too.
-	PublishTokens []string
-	// ReadTokens may read and report installations.
-	ReadTokens []string
-	// AnonymousRead lets requests without a token read and report
-	// installations. Otherwise every read needs a reader or publisher
-	// token.
+
+	// Tokens, one entry each: "NAME=SECRET" (identity NAME) or a bare
+	// "SECRET" (identity "token:" and 16 hex digits of its SHA-256); see
+	// TokenIdentity. PublishTokens may publish new plugins and write to
+	// the plugins they own; they may read too. ReadTokens may read and
+	// report installations. AdminTokens may do everything, to every
+	// plugin, and change owners.
+	PublishTokens, ReadTokens, AdminTokens []string
+	// AnonymousRead lets requests without a token read. Otherwise every
+	// read needs a token.
 	AnonymousRead bool
+	// AnonymousReports lets requests without a token report and list
+	// installations; by default both need a token, so that nobody can
+	// fill the table or read which hosts run what.
+	AnonymousReports bool
+
 	// Limits bound a published archive; zero fields take archive's
 	// defaults (32 MiB compressed, ...).
 	Limits archive.Limits
-	// MaxConcurrentPublishes bounds the publishes unpacked at once, since
-	// each holds its archive and its files in memory (default 4).
+	// MaxConcurrentPublishes bounds the publishes unpacked and checked at
+	// once, since each holds its archive and its files in memory
+	// (default 4). Others wait, with their body already received.
 	MaxConcurrentPublishes int
+	// MaxConcurrentUploads bounds the publish bodies being received at
+	// once (default 16); beyond it a publish is answered 503 with
+	// Retry-After at once.
+	MaxConcurrentUploads int
+	// MaxQueuedPublishes bounds the publishes in flight, received or
+	// being received, and so the spool files on disk (default 64); beyond
+	// it a publish is answered 503 with Retry-After at once.
+	MaxQueuedPublishes int
+	// MinUploadRate is the slowest average rate, in bytes per second,
+	// at which a publish body may arrive after UploadGrace (defaults
+	// 64 KiB/s and 10 s). A slower upload is cut off with a 408.
+	MinUploadRate int64
+	UploadGrace   time.Duration
+	// SpoolDir receives publish bodies while they arrive, so that a
+	// slow upload holds a file, not memory (default os.TempDir();
+	// plugkit serve uses DATA/uploads). Leftovers are removed by New.
+	SpoolDir string
+
+	// MaxDescriptionBytes bounds the description stored per plugin and
+	// release (default 1,024 bytes); a longer one is cut at a character
+	// boundary and ends with "…". The archive keeps the whole text.
+	MaxDescriptionBytes int
+	// MaxReleasesPerPlugin, MaxChannelsPerPlugin and
+	// MaxInstallationsPerPlugin bound what one plugin can add (defaults
+	// 1,000, 32 and 10,000); a write beyond them is a 409 quota_exceeded.
+	MaxReleasesPerPlugin, MaxChannelsPerPlugin, MaxInstallationsPerPlugin int
+	// CatalogPageBytes bounds the encoded size of a catalog or
+	// installations page (default 4 MiB, half of the client's default
+	// response limit); a page always holds at least one entry.
+	CatalogPageBytes int
+
 	// Logger receives errors and publishes; nil discards them. Tokens are
 	// never logged.
 	Logger *slog.Logger
@@ -53,22 +99,63 @@ type Config struct {
 	AccessLog bool
 	// ResolveCacheTTL bounds how long a resolve answer is reused. Writes
 	// through this Server reset the cache at once; the TTL only matters
-	// when other servers write to the same store. Zero means one second;
-	// negative disables the cache.
+	// when other servers write to the same store. Zero means one second,
+	// or, when the store has a change feed (store.Watcher: PostgreSQL),
+	// ten minutes as a mere backstop, since every write anywhere resets
+	// the cache and the cache is bypassed while the feed is down.
+	// Negative disables the cache.
 	ResolveCacheTTL time.Duration
+
+	// BlobsRedirect answers artifact downloads with a 307 to a
+	// short-lived presigned URL of the blob store (blobs.Presigner: S3)
+	// instead of streaming the bytes through the server. Ignored for
+	// stores that cannot presign.
+	BlobsRedirect bool
 }
+
+// Defaults of Config's limits.
+const (
+	DefaultMaxConcurrentPublishes    = 4
+	DefaultMaxConcurrentUploads      = 16
+	DefaultMaxQueuedPublishes        = 64
+	DefaultMinUploadRate             = 64 << 10
+	DefaultUploadGrace               = 10 * time.Second
+	DefaultMaxDescriptionBytes       = 1024
+	DefaultMaxReleasesPerPlugin      = 1000
+	DefaultMaxChannelsPerPlugin      = 32
+	DefaultMaxInstallationsPerPlugin = 10_000
+	DefaultCatalogPageBytes          = 4 << 20
+)
 
 // Server serves the protocol. It is an http.Handler.
 type Server struct {
+	cfg        Config // with defaults applied
 	store      store.Store
 	blobs      blobs.Store
 	auth       auth
-	limits     archive.Limits
 	maxArchive int64
-	publishing chan struct{} // semaphore of concurrent publishes
+	queued     chan struct{} // semaphore of publishes in flight
+	uploading  chan struct{} // semaphore of bodies being received
+	publishing chan struct{} // semaphore of publishes being checked
 	log        *slog.Logger
-	accessLog  bool
 	resolved   *resolveCache
+	published  *digestSet
+	// gcLock keeps the collector out of the window between a publish's
+	// blob write and its commit, in this process.
+	gcLock  sync.RWMutex
+	metrics *promMetrics
+	// stopWatch ends the change feed's listener, which closes watchDone;
+	// both nil when the store has no feed.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+}
+
+// orDefault returns v, or def when v is zero or less.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // New returns a Server for cfg.
@@ -76,30 +163,65 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Blobs == nil {
 		return nil, errors.New("registry: Config needs a Store and Blobs")
 	}
-	s := &Server{
-		store:      cfg.Store,
-		blobs:      cfg.Blobs,
-		auth:       newAuth(cfg.PublishTokens, cfg.ReadTokens, cfg.AnonymousRead),
-		limits:     cfg.Limits,
-		maxArchive: cfg.Limits.MaxArchiveBytes,
-		log:        cfg.Logger,
-		accessLog:  cfg.AccessLog,
+	a, err := newAuth(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if s.maxArchive <= 0 {
-		s.maxArchive = archive.DefaultMaxArchiveBytes
+	cfg.MaxConcurrentPublishes = orDefault(cfg.MaxConcurrentPublishes, DefaultMaxConcurrentPublishes)
+	cfg.MaxConcurrentUploads = orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads)
+	cfg.MaxQueuedPublishes = max(orDefault(cfg.MaxQueuedPublishes, DefaultMaxQueuedPublishes), cfg.MaxConcurrentUploads)
+	cfg.MinUploadRate = orDefault(cfg.MinUploadRate, DefaultMinUploadRate)
+	cfg.UploadGrace = orDefault(cfg.UploadGrace, DefaultUploadGrace)
+	cfg.MaxDescriptionBytes = orDefault(cfg.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	cfg.MaxReleasesPerPlugin = orDefault(cfg.MaxReleasesPerPlugin, DefaultMaxReleasesPerPlugin)
+	cfg.MaxChannelsPerPlugin = orDefault(cfg.MaxChannelsPerPlugin, DefaultMaxChannelsPerPlugin)
+	cfg.MaxInstallationsPerPlugin = orDefault(cfg.MaxInstallationsPerPlugin, DefaultMaxInstallationsPerPlugin)
+	cfg.CatalogPageBytes = orDefault(cfg.CatalogPageBytes, DefaultCatalogPageBytes)
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = os.TempDir()
+	} else if err := prepareSpool(cfg.SpoolDir); err != nil {
+		return nil, fmt.Errorf("registry: spool directory: %w", err)
 	}
-	n := cfg.MaxConcurrentPublishes
-	if n <= 0 {
-		n = 4
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s.publishing = make(chan struct{}, n)
+	watcher, watched := cfg.Store.(store.Watcher)
 	ttl := cfg.ResolveCacheTTL
-	if ttl == 0 {
+	switch {
+	case ttl == 0 && watched:
+		ttl = watchedCacheTTL
+	case ttl == 0:
 		ttl = time.Second
 	}
-	s.resolved = newResolveCache(ttl)
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	if ts, ok := cfg.Store.(store.Tokens); ok {
+		a.db = &tokenDB{store: ts, cache: newMemo[[sha256.Size]byte, principal](0)}
+		if watched {
+			a.db.cache = newMemo[[sha256.Size]byte, principal](watchedCacheTTL)
+		}
+	}
+	s := &Server{
+		cfg:        cfg,
+		store:      cfg.Store,
+		blobs:      cfg.Blobs,
+		auth:       a,
+		maxArchive: orDefault(cfg.Limits.MaxArchiveBytes, archive.DefaultMaxArchiveBytes),
+		queued:     make(chan struct{}, cfg.MaxQueuedPublishes),
+		uploading:  make(chan struct{}, cfg.MaxConcurrentUploads),
+		publishing: make(chan struct{}, cfg.MaxConcurrentPublishes),
+		log:        cfg.Logger,
+		resolved:   newResolveCache(ttl),
+		published:  newDigestSet(),
+		metrics:    newMetrics(watched),
+	}
+	if watched {
+		// Caches stay off until the feed is up.
+		s.resolved.bypass(true)
+		if a.db != nil {
+			a.db.cache.bypass(true)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopWatch, s.watchDone = cancel, make(chan struct{})
+		go s.watch(ctx, watcher)
 	}
 	return s, nil
 }
@@ -130,6 +252,8 @@ func (s *Server) route(rest string) *route {
 		return &route{[]string{http.MethodPut}, s.setChannel}
 	case "/yank":
 		return &route{[]string{http.MethodPost}, s.yank}
+	case "/admin/owners":
+		return &route{[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.owners}
 	}
 	if strings.HasPrefix(rest, "/artifacts/") {
 		return &route{[]string{http.MethodGet, http.MethodHead}, s.artifact}
@@ -139,16 +263,25 @@ func (s *Server) route(rest string) *route {
 
 // ServeHTTP routes a request. Paths are matched exactly, byte for byte: a
 // percent-encoded or uncleaned path is a 400, never reinterpreted.
+//
+// The operator endpoints (/healthz, /readyz, /metrics) live at the root,
+// outside the protocol's prefix, and need no token.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
-	err := s.dispatch(sw, r)
-	if err != nil {
-		s.writeError(sw, r, err)
+	if !s.serveOps(sw, r) {
+		if err := s.dispatch(sw, r); err != nil {
+			s.writeError(sw, r, err)
+		}
 	}
-	if s.accessLog {
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path,
-			"status", sw.status(), "duration", time.Since(start))
+	d := time.Since(start)
+	route := routeName(r.URL.Path)
+	s.metrics.observe(route, r.Method, sw.status(), d)
+	if s.cfg.AccessLog {
+		// No header is logged, so no token; the query holds only IDs.
+		s.log.Info("request", "method", r.Method, "route", route, "path", r.URL.Path, "query", r.URL.RawQuery,
+			"status", sw.status(), "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000,
+			"remote", r.RemoteAddr, "user_agent", r.UserAgent())
 	}
 }
 
@@ -177,7 +310,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) error {
 // io.ReaderFrom by delegation, so that artifacts still go out by sendfile.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code  int
+	bytes int64 // body bytes written, for the access log
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -191,7 +325,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) status() int {
@@ -207,7 +343,9 @@ func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return io.Copy(w.ResponseWriter, r)
+	n, err := io.Copy(w.ResponseWriter, r)
+	w.bytes += n
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection.

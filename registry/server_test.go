@@ -95,6 +95,9 @@ func TestPublishResolveDownload(t *testing.T) {
 func TestInstallations(t *testing.T) {
 	ctx := context.Background()
 	ts := newTestServer(t, Config{}, true)
+	if _, err := client(ts.URL, publishToken).Publish(ctx, pluginArchive(t, "demo", "1.0.0", nil), ""); err != nil {
+		t.Fatal(err)
+	}
 	c := client(ts.URL, readToken)
 	in := distribution.Installation{ID: "host-1/demo", PluginID: "demo", ReleaseID: "demo@1.0.0",
 		ArtifactDigest: "sha256:" + strings.Repeat("a", 64), Status: "installed", Host: "host-1"}
@@ -200,7 +203,8 @@ func TestRejectedRequests(t *testing.T) {
 		{"PUT", v1 + "/channels", publishToken, "application/json", []byte(`{"plugin_id":"good","channel":"x","release_id":"good@9"}`), 404, distribution.CodeNotFound},
 		{"PUT", v1 + "/channels", readToken, "application/json", []byte(`{}`), 403, distribution.CodeForbidden},
 		{"POST", v1 + "/yank", publishToken, "application/json", []byte(`{"release_id":"` + strings.Repeat("a", 70000) + `"}`), 413, distribution.CodeTooLarge},
-		{"POST", v1 + "/installations", "", "application/json", []byte(`{"id":"x"}`), 400, distribution.CodeBadRequest},
+		{"POST", v1 + "/installations", "", "application/json", []byte(`{"id":"x"}`), 401, distribution.CodeUnauthorized},
+		{"POST", v1 + "/installations", readToken, "application/json", []byte(`{"id":"x"}`), 400, distribution.CodeBadRequest},
 	}
 	for _, c := range cases {
 		var body io.Reader
@@ -311,5 +315,28 @@ func checkConcurrentPublishes(t *testing.T, c *distribution.Client) {
 	cat, err := c.Catalog(ctx)
 	if err != nil || len(cat.Plugins) != 21 || statuses[true] != 1 || statuses[false] != 19 {
 		t.Fatalf("plugins=%d created=%v err=%v", len(cat.Plugins), statuses, err)
+	}
+}
+
+// TestReleaseIDSquatting is item 9 of issue 8: a manifest version of
+// "sha256:<hex>" took the release ID reserved for the versionless archive
+// with that digest, so the real one could never be published.
+func TestReleaseIDSquatting(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestServer(t, Config{}, false)
+	c := client(ts.URL, publishToken)
+	bare := pluginArchive(t, "kv", "", nil)
+	squat := pluginArchive(t, "kv", archive.Digest(bare), nil)
+	if st, code := statusOf(func() error { _, err := c.Publish(ctx, squat, ""); return err }()); st != 422 || code != distribution.CodePluginRejected {
+		t.Fatalf("a version posing as a digest: %d %s", st, code)
+	}
+	res, err := c.Publish(ctx, bare, "")
+	if err != nil || res.Release.ID != "kv@"+archive.Digest(bare) {
+		t.Fatalf("the versionless release: %+v %v", res, err)
+	}
+	for _, v := range []string{"sha512:abcd", "1:2"} {
+		if st, _ := statusOf(func() error { _, err := c.Publish(ctx, pluginArchive(t, "kv", v, nil), ""); return err }()); st != 422 {
+			t.Errorf("version %q: %d, want 422", v, st)
+		}
 	}
 }

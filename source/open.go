@@ -217,11 +217,9 @@ func openRegistry(ctx context.Context, src Source, opts Options) (*Plugin, error
 	}
 	c.BaseURL = strings.TrimSuffix(src.Registry, "/")
 	c.Limits, c.LoadOptions = opts.Limits, opts.Load
-	rel, err := c.Resolve(ctx, distribution.ResolveQuery{PluginID: src.Name, Channel: src.Channel, ReleaseID: src.Release})
-	if err != nil {
-		return nil, err
-	}
-	art, err := c.Download(ctx, rel.ArtifactDigest)
+	// Fetch also checks that the registry answered the plugin and release
+	// asked for, with an artifact whose manifest agrees.
+	rel, art, err := c.Fetch(ctx, distribution.ResolveQuery{PluginID: src.Name, Channel: src.Channel, ReleaseID: src.Release})
 	if err != nil {
 		return nil, err
 	}

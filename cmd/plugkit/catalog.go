@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -15,10 +15,13 @@ func newCatalogCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List a registry's plugins and their channels",
-		Long: `Catalog prints every plugin of a registry with its channels and the
-number of its releases. --json prints the registry's catalog document.
+		Long: `Catalog prints every plugin of a registry, one a line: its ID, its channels
+and the versions they point at, its number of releases and its description.
+The registry serves its catalog in pages; catalog follows them all (within
+128 MiB). --json prints the whole catalog as one document.
 
-Exit status: 0 listed, 1 refused (401, 403) or unreachable, 2 usage error.`,
+Exit status: 0 listed, 1 refused (no or wrong token) or unreachable, 2 usage
+error.`,
 		Example: `  plugkit catalog --registry http://127.0.0.1:8080
   plugkit catalog --registry https://plugins.example.com --json`,
 		Args: cobra.NoArgs,
@@ -29,22 +32,18 @@ Exit status: 0 listed, 1 refused (401, 403) or unreachable, 2 usage error.`,
 			}
 			cat, err := c.Catalog(cmd.Context())
 			if err != nil {
-				return refused(cmd, err)
+				return rf.refused(cmd, c, request{action: "read", role: "reader"}, err)
 			}
-			if rf.asJSON {
-				return writeJSON(cmd.OutOrStdout(), cat)
-			}
-			w := cmd.OutOrStdout()
-			for _, p := range cat.Plugins {
-				var chans []string
-				for ch, rel := range p.Channels {
-					chans = append(chans, ch+"="+strings.TrimPrefix(rel, p.ID+"@"))
+			return output(cmd, rf.asJSON, cat, func(w io.Writer) {
+				for _, p := range cat.Plugins {
+					var chans []string
+					for ch, rel := range p.Channels {
+						chans = append(chans, ch+"="+strings.TrimPrefix(rel, p.ID+"@"))
+					}
+					sort.Strings(chans)
+					printf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","), plural(len(p.Releases), "release"), p.Description)
 				}
-				sort.Strings(chans)
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","),
-					plural(len(p.Releases), "release"), strings.Map(printable, p.Description))
-			}
-			return nil
+			})
 		},
 	}
 	rf.register(cmd)

@@ -12,8 +12,10 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // Exit codes.
@@ -27,16 +29,36 @@ const (
 // Error codes of the --json failure document. They are a stable interface,
 // listed in docs/cli.md: add codes, never rename them.
 const (
-	codeUsage       = "usage"            // wrong flags or arguments
-	codeIO          = "io"               // a file or directory could not be read or written
-	codeFailed      = "failed"           // the operation failed or was refused
-	codeRejected    = "plugin-rejected"  // the specification requires rejecting the plugin
-	codeInvalid     = "plugin-invalid"   // the plugin loaded with error diagnostics
-	codeLimit       = "limit-exceeded"   // a named limit was hit
-	codeArchive     = "archive-invalid"  // an archive was refused
-	codeDigest      = "digest-mismatch"  // bytes did not hash to the digest asked for
-	codeRegistry    = "registry-refused" // a registry answered with an error status
-	codeInterrupted = "interrupted"      // SIGINT or SIGTERM
+	codeUsage       = "usage"               // wrong flags or arguments
+	codeIO          = "io"                  // a file or directory could not be read or written
+	codeFailed      = "failed"              // the operation failed or was refused
+	codeRejected    = "plugin-rejected"     // the specification requires rejecting the plugin
+	codeInvalid     = "plugin-invalid"      // the plugin loaded with error diagnostics
+	codeLimit       = "limit-exceeded"      // a named limit was hit
+	codeArchive     = "archive-invalid"     // an archive was refused
+	codeDigest      = "digest-mismatch"     // bytes did not hash to the digest asked for
+	codeRegistry    = "registry-refused"    // a registry answered with an error status
+	codeInterrupted = "interrupted"         // SIGINT or SIGTERM
+	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
+	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
+	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
+
+	// Codes of the verbs that change a plugin home (install, update,
+	// remove, sync) and check it.
+	codeConsent        = "consent-required" // a change needs consent that was refused or not given
+	codeConflict       = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled   = "not-installed"    // no installed plugin has that name
+	codeBusy           = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
+	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
+
+	// Codes of the signing verbs (key generate, sign, attest, verify).
+	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
+	codePolicyRefused = "policy-refused" // the trust policy refuses the plugin
+	codePolicyInvalid = "policy-invalid" // the trust policy file cannot be used
+	codePassword      = "wrong-password" // an encrypted private key did not open with the password
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
@@ -130,8 +152,20 @@ func errorCode(err error, exit int) string {
 		return codeRejected
 	case errors.Is(err, snapshot.ErrLimit):
 		return codeLimit
-	case errors.Is(err, distribution.ErrDigestMismatch):
+	case errors.Is(err, distribution.ErrDigestMismatch), errors.Is(err, oci.ErrDescriptor):
 		return codeDigest
+	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
+		return codeNotPlugin
+	case errors.Is(err, oci.ErrAmbiguous):
+		return codeAmbiguous
+	case errors.Is(err, oci.ErrNoPlugin):
+		return codeNotFound
+	case errors.Is(err, trust.ErrNotVerified):
+		return codeNotVerified
+	case errors.Is(err, trust.ErrRefused):
+		return codePolicyRefused
+	case errors.Is(err, trust.ErrPassword):
+		return codePassword
 	case errors.As(err, &se):
 		return codeRegistry
 	case errors.Is(err, source.ErrArchive), isArchiveError(err):
@@ -153,10 +187,21 @@ func isIOError(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
 }
 
-// isArchiveError reports whether archive.Unpack refused its input.
+// isArchiveError reports whether archive.Unpack refused its input: an
+// error about one entry, or about the archive as a whole (its gzip stream,
+// its end).
 func isArchiveError(err error) bool {
 	var ee *archive.EntryError
-	return errors.As(err, &ee)
+	if errors.As(err, &ee) {
+		return true
+	}
+	for _, reason := range []error{archive.ErrGzip, archive.ErrTruncated, archive.ErrTrailingData, archive.ErrSize,
+		archive.ErrDuplicate, archive.ErrConflict, archive.ErrOutsideRoot} {
+		if errors.Is(err, reason) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSilent reports whether err carries only an exit code: the verb has
@@ -180,6 +225,10 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 	}
 	if ds, ok := agentplugin.Diagnostics(err); ok {
 		return ds
+	}
+	var se *distribution.StatusError
+	if errors.As(err, &se) && len(se.Diagnostics) > 0 {
+		return se.Diagnostics // a registry's reasons for refusing a plugin
 	}
 	return []agentplugin.Diagnostic{}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -24,18 +25,23 @@ hash to that digest before anything else reads them, unpacks and validates
 it in memory, and writes it into a temporary sibling of DIR renamed into
 place. DIR must not exist or be an empty directory.
 
-Exit status: 0 fetched, 1 refused, digest mismatch or rejected plugin,
-2 usage or I/O error (DIR not empty included).`,
+For PLUGIN, fetch also checks that the registry answered what was asked: a
+release of PLUGIN (the one --release names), whose archive's manifest has
+that name and version.
+
+Exit status: 0 fetched, 1 refused, not found, digest or release mismatch, or
+rejected plugin, 2 usage or I/O error (DIR not empty included).`,
 		Example: `  plugkit fetch release-notes ./release-notes --registry http://127.0.0.1:8080
+  plugkit fetch release-notes ./pinned --release 1.2.0 --registry http://127.0.0.1:8080
   plugkit fetch sha256:3f1c...e9 ./pinned --registry https://plugins.example.com --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFetch(cmd, rf, q, args[0], args[1])
+			return runFetch(cmd, &rf, q, args[0], args[1])
 		},
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
-	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release ID to fetch instead of a channel")
+	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to fetch instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
 }
 
@@ -49,7 +55,7 @@ type fetchResult struct {
 	Files   int                   `json:"files"`
 }
 
-func runFetch(cmd *cobra.Command, rf registryFlags, q distribution.ResolveQuery, target, dir string) error {
+func runFetch(cmd *cobra.Command, rf *registryFlags, q distribution.ResolveQuery, target, dir string) error {
 	c, err := rf.client()
 	if err != nil {
 		return err
@@ -58,31 +64,29 @@ func runFetch(cmd *cobra.Command, rf registryFlags, q distribution.ResolveQuery,
 		return usage(err)
 	}
 	var res fetchResult
-	digest, err := archive.ParseDigest(target)
-	if err != nil {
-		// Not a digest: a plugin to resolve.
+	var art *distribution.Artifact
+	if digest, perr := archive.ParseDigest(target); perr == nil {
+		if q.Channel != "" || q.ReleaseID != "" {
+			return usagef("--channel and --release name a plugin's release, not a digest")
+		}
+		if art, err = c.Download(cmd.Context(), digest); err != nil {
+			return rf.refused(cmd, c, request{action: "read", role: "reader", digest: digest}, err)
+		}
+	} else {
 		q.PluginID = target
-		if err := checkResolveQuery(q); err != nil {
+		if err := checkResolveQuery(&q); err != nil {
 			return usage(fmt.Errorf("%q is neither a digest nor a plugin: %w", target, err))
 		}
-		if res.Release, err = c.Resolve(cmd.Context(), q); err != nil {
-			return refused(cmd, err)
+		if res.Release, art, err = c.Fetch(cmd.Context(), q); err != nil {
+			return rf.refused(cmd, c, resolveRequest(q), err)
 		}
-		digest = res.Release.ArtifactDigest
-	}
-	art, err := c.Download(cmd.Context(), digest)
-	if err != nil {
-		return refused(cmd, err)
 	}
 	if err := snapshot.WriteDir(dir, art.Snapshot); err != nil {
 		return usage(err)
 	}
 	res.Digest, res.Name, res.Version = art.Digest, art.Package.Name, art.Package.Version
 	res.Path, res.Files = dir, len(art.Snapshot.Files)
-	if rf.asJSON {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "fetched %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n",
-		res.Name, res.Version, res.Digest, res.Files, res.Path)
-	return nil
+	return output(cmd, rf.asJSON, res, func(w io.Writer) {
+		printf(w, "fetched %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", res.Name, res.Version, res.Digest, res.Files, res.Path)
+	})
 }

@@ -121,6 +121,9 @@ func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bo
 		err := failed(errors.New("the new plugin would not validate (a name breaks the rules, see the diagnostics): nothing written"))
 		return explain(cmd, withDiagnostics(withCode(codeInvalid, err), ds))
 	}
+	if err := cmd.Context().Err(); err != nil {
+		return err // interrupted: write nothing
+	}
 	if err := writeNewTree(dir, snap); err != nil {
 		return usage(err)
 	}

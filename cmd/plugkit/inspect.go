@@ -10,6 +10,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -53,24 +54,27 @@ type inspectServer struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var asJSON, strictLinks bool
+	var asJSON, plainHTTP, strictLinks bool
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Show what a plugin contains and the digest it packs to",
-		Long: `Inspect loads a plugin (a directory or a .tar.gz archive) and shows its
-manifest, skills, MCP servers and extensions, with the sha256 digest of its
-archive: for an archive, the digest of the file; for a directory, the digest
-of the deterministic archive plugkit pack would write (links are read by the
-same rule as pack and validate: --strict-links refuses them).
+		Long: `Inspect loads a plugin (a directory, a .tar.gz archive, a layer archive
+rooted at NAME/, or an oci:// or oci-layout: reference) and shows its
+manifest, skills, MCP servers and extensions, with its digest: for an
+archive, the digest of the file; for an OCI artifact, the manifest digest
+(its identity); for a directory, the digest of the deterministic archive
+plugkit pack would write (links are read by the same rule as pack and
+validate: --strict-links refuses them).
 
 Env values and header values are not shown (they may be secrets), only their
 names. A rejected plugin exits 1 with the reasons.`,
 		Example: `  plugkit inspect ./my-plugin
   plugkit inspect --json my-plugin-1.0.0.tar.gz
-  plugkit inspect --strict-links ./my-plugin`,
+  plugkit inspect --strict-links ./my-plugin
+  plugkit inspect oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(cmd.Context(), args[0], strictLinks)
+			r, err := inspect(cmd.Context(), args[0], source.Options{Read: readOptions(strictLinks), Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
 			if err != nil {
 				return explain(cmd, err)
 			}
@@ -78,12 +82,13 @@ names. A rejected plugin exits 1 with the reasons.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
 	registerStrictLinks(cmd, &strictLinks)
 	return cmd
 }
 
-func inspect(ctx context.Context, path string, strictLinks bool) (*inspectReport, error) {
-	p, err := openSource(ctx, path, source.ParseOptions{}, source.Options{Read: readOptions(strictLinks)})
+func inspect(ctx context.Context, path string, opts source.Options) (*inspectReport, error) {
+	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,7 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runContext executes plugkit until ctx is cancelled, which is how SIGINT
-// and SIGTERM reach a running verb: a cancelled run exits 130.
+// and SIGTERM reach a running verb: a verb that stops because of it exits
+// 130 (one that had already finished its work, or ends on a signal by
+// design as serve does, exits as it would have).
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &watchWriter{w: stdout}
 	root := newRootCmd(out, stderr)
@@ -90,6 +93,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	code := exitCode(err)
 	if ctx.Err() != nil {
 		code = exitInterrupted
+		if errors.Is(err, context.Canceled) {
+			err = &summaryError{msg: "interrupted", err: err}
+		}
 	}
 	if jsonRequested(cmd) && !out.wrote {
 		// A --json verb that failed before printing its document still
@@ -141,6 +147,13 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks the verb to stop cleanly; restoring the
+		// default action lets a second one end plugkit at once, should the
+		// verb be slow to notice.
+		<-ctx.Done()
+		stop()
+	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -7,19 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/mcprun"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 func init() { verbs = append(verbs, newMCPCmd) }
@@ -62,7 +60,23 @@ func newMCPCmd() *cobra.Command {
 would (spec sections 7.2 and 9: placeholders expanded once, commands and cwd
 contained in the plugin root, a private PLUGIN_DATA directory, configured
 headers only to the configured origin), do one thing, and stop every server
-and every process it started.`,
+and every process it started.
+
+PLUGIN is anything validate takes (a directory, a .tar.gz archive, an
+oci:// or oci-layout: reference; archives and artifacts are unpacked to a
+private temporary directory for the run), or the name of a plugin installed
+in the home (--home), which runs from its store tree with its own
+PLUGIN_DATA after its files are checked against what was installed.
+
+Stdio servers get a small safe environment: PATH, HOME, USER, LOGNAME,
+SHELL, TERM, LANG, LC_* and TMPDIR from plugkit's own, their configured env,
+PLUGIN_ROOT and PLUGIN_DATA. Nothing else, tokens and cloud credentials
+included, reaches them unless --inherit-env names it. Credentials a server
+needs belong in the host configuration file (--config), never in the plugin.
+
+PLUGIN_DATA of an ad-hoc run is HOME/adhoc/NAME-HEX, HEX from the sha256 of
+the plugin's resolved path, so that no other directory declaring the same
+name shares it; --plugin-data chooses another.`,
 	}
 	cmd.AddCommand(newMCPListCmd(), newMCPCallCmd())
 	return cmd
@@ -70,47 +84,76 @@ and every process it started.`,
 
 // mcpFlags are the flags both subcommands share.
 type mcpFlags struct {
-	dataDir string
-	asJSON  bool
+	run        runFlags
+	pluginData string
+	asJSON     bool
 }
 
 func (f *mcpFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "PLUGIN_DATA directory for this run (default: one per plugin under the user's data home)")
+	f.run.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.pluginData, "plugin-data", "", "PLUGIN_DATA directory for this run (default: HOME/adhoc/NAME-HEX, one per plugin location)")
+	// The old name of --plugin-data, which read like serve's --data.
+	cmd.Flags().StringVar(&f.pluginData, "data-dir", "", "")
+	cmd.Flags().MarkHidden("data-dir")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON document")
 }
 
+// open loads the plugin at path and makes the one-plugin host of a run;
+// done closes it and removes what the run unpacked.
+func (f *mcpFlags) open(ctx context.Context, path string) (*host.Host, *agentplugin.Package, func(), error) {
+	opts, ts, err := f.run.hostOptions(nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	home, err := f.run.openHome()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := openRunnable(ctx, path, home, agentplugin.Options{Transports: ts})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := r.plugin(home, f.pluginData)
+	var h *host.Host
+	if err == nil {
+		h, err = host.New([]host.Plugin{p}, opts)
+	}
+	if err != nil {
+		r.cleanup()
+		return nil, nil, nil, err
+	}
+	return h, r.pkg, func() { h.Close(); r.cleanup() }, nil
+}
+
 func newMCPListCmd() *cobra.Command {
-	var (
-		flags      mcpFlags
-		transports string
-	)
+	var flags mcpFlags
 	cmd := &cobra.Command{
-		Use:   "list PATH",
+		Use:   "list PLUGIN",
 		Short: "Start every MCP server of a plugin and list its tools",
-		Long: `List starts every MCP server of the plugin directory PATH concurrently, lists
-the tools of each one that is ready, and closes everything.
+		Long: `List starts every MCP server of PLUGIN concurrently, lists the tools of each
+one that is ready, and closes everything.
 
 Each server is ready, skipped (an invalid entry or an unsupported transport,
 with the reason) or failed (it could not start, connect or complete the MCP
-handshake, with the reason and the end of its stderr).
+handshake, or did not answer tools/list within --timeout, or listed more
+than 100 pages or 10,000 tools; with the reason and the end of its stderr).
 
 Exit status: 0 when every server is ready or skipped only for a transport
 left out by --transports, 1 when the plugin is rejected or a server is
-invalid or failed, 2 for usage errors or an unreadable PATH.`,
+invalid or failed, 2 for usage errors or an unreadable PLUGIN, 130 when
+interrupted (then nothing is reported about the servers).`,
 		Example: `  plugkit mcp list ./my-plugin
-  plugkit mcp list --json --data-dir /tmp/plugin-data ./my-plugin
-  plugkit mcp list --transports stdio ./my-plugin`,
+  plugkit mcp list --json --plugin-data /tmp/plugin-data ./my-plugin
+  plugkit mcp list --transports stdio --timeout 5s my-plugin-1.0.0.tar.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ts, err := parseTransports(transports)
-			if err != nil {
-				return usage(err)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			report, err := runMCPList(ctx, args[0], ts, flags.dataDir)
-			if err != nil {
+			report, err := runMCPList(cmd.Context(), &flags, args[0])
+			if err := cmd.Context().Err(); err != nil {
+				// Interrupted: servers cut short are not "failed".
 				return err
+			}
+			if err != nil {
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPList(w, report) }); err != nil {
 				return err
@@ -124,7 +167,6 @@ invalid or failed, 2 for usage errors or an unreadable PATH.`,
 		},
 	}
 	flags.register(cmd)
-	cmd.Flags().StringVar(&transports, "transports", "", "MCP transports to use, comma-separated (default: stdio,streamable-http,sse)")
 	return cmd
 }
 
@@ -134,35 +176,38 @@ func newMCPCallCmd() *cobra.Command {
 		rawArgs string
 	)
 	cmd := &cobra.Command{
-		Use:   "call PATH SERVER TOOL",
+		Use:   "call PLUGIN SERVER TOOL",
 		Short: "Start one MCP server of a plugin and call one of its tools",
 		Long: `Call starts the server SERVER (its name in mcp.json, or its ID PLUGIN/SERVER)
-of the plugin directory PATH, calls TOOL with the JSON object given by --args
-(default {}; arguments are always sent as an object), prints the result and
-closes the server.
+of PLUGIN, calls TOOL with the JSON object given by --args (default {};
+arguments are always sent as an object), prints the result and closes the
+server. The call, like the handshake, must finish within --timeout.
 
 Exit status: 0 when the tool succeeded, 1 when the plugin is rejected, the
-server is invalid or fails, or the tool reports an error, 2 for usage errors
-(--args not a JSON object, an unknown SERVER) or an unreadable PATH.`,
+server is invalid or fails, the call fails or times out, or the tool reports
+an error, 2 for usage errors (--args not a JSON object, an unknown SERVER)
+or an unreadable PLUGIN, 130 when interrupted.`,
 		Example: `  plugkit mcp call ./my-plugin validator check
-  plugkit mcp call --args '{"file": "a b.txt"}' --json ./my-plugin my-plugin/validator check`,
+  plugkit mcp call --args '{"file": "a b.txt"}' --json ./my-plugin my-plugin/validator check
+  plugkit mcp call --timeout 2m --inherit-env AWS_PROFILE ./my-plugin s3 list_buckets`,
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arguments, err := parseToolArgs(rawArgs)
 			if err != nil {
 				return usage(err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			report, err := runMCPCall(ctx, args[0], args[1], args[2], arguments, flags.dataDir)
-			if err != nil {
+			report, err := runMCPCall(cmd.Context(), &flags, args[0], args[1], args[2], arguments)
+			if err := cmd.Context().Err(); err != nil {
 				return err
+			}
+			if err != nil {
+				return explain(cmd, err)
 			}
 			if err := output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err
 			}
 			if report.IsError {
-				return failed(fmt.Errorf("tool %s of %s reported an error", report.Tool, report.Server))
+				return failed(fmt.Errorf("tool %s of %s reported an error", terminal.Safe(report.Tool), report.Server))
 			}
 			return nil
 		},
@@ -187,48 +232,30 @@ func parseToolArgs(s string) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// loadPlugin loads the plugin directory for running. A rejected plugin is
-// exit 1; an unreadable path exit 2.
-func loadPlugin(path string, ts []agentplugin.Transport) (*agentplugin.Package, error) {
-	pkg, err := agentplugin.LoadDir(path, agentplugin.Options{Transports: ts}, snapshot.Options{})
-	var rej *agentplugin.RejectedError
-	switch {
-	case errors.As(err, &rej), err != nil && isInputError(err):
-		return nil, failed(err)
-	case err != nil:
-		return nil, usage(err)
-	}
-	return pkg, nil
-}
-
-// startOptions are the options of one CLI run: the directory as the
-// installed root, the caller's environment as the base.
-func startOptions(root, dataDir string) mcprun.StartOptions {
-	return mcprun.StartOptions{PlanOptions: mcprun.PlanOptions{Root: root, DataDir: dataDir}}
-}
-
-func runMCPList(ctx context.Context, path string, ts []agentplugin.Transport, dataDir string) (*mcpListReport, error) {
-	pkg, err := loadPlugin(path, ts)
+func runMCPList(ctx context.Context, flags *mcpFlags, path string) (*mcpListReport, error) {
+	h, pkg, done, err := flags.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	opts := startOptions(path, dataDir)
-	opts.Transports = ts
-	rt, err := mcprun.Start(ctx, pkg, opts)
-	if err != nil {
-		return nil, failed(err)
-	}
-	defer rt.Close()
-
+	defer done()
 	report := &mcpListReport{Plugin: pkg.Name, Servers: loaderSkipped(pkg)}
-	for _, s := range rt.Servers() {
-		line := serverLine(s)
-		if sess := rt.Session(s.ID); sess != nil {
-			if line.Tools, err = toolNames(ctx, sess); err != nil {
-				line.Status, line.Reason, line.invalid = mcprun.StatusFailed, "tools/list: "+err.Error(), true
+	for _, s := range h.Start(ctx) {
+		line := serverLine(s.ServerStatus)
+		if s.Status == mcprun.StatusReady {
+			tools, err := h.ServerTools(ctx, s.ID)
+			if err != nil && ctx.Err() == nil {
+				line.Status, line.Reason, line.invalid = mcprun.StatusFailed, err.Error(), true
 			}
+			for _, t := range tools {
+				line.Tools = append(line.Tools, t.Def.Name)
+			}
+			slices.Sort(line.Tools)
 		}
 		report.Servers = append(report.Servers, line)
+	}
+	if err := ctx.Err(); err != nil {
+		// Interrupted: what was cut short is not the servers' failure.
+		return nil, fmt.Errorf("mcp list: %w", err)
 	}
 	slices.SortFunc(report.Servers, func(a, b mcpServerLine) int { return strings.Compare(a.Name, b.Name) })
 	return report, nil
@@ -273,94 +300,95 @@ func serverOfPointer(d agentplugin.Diagnostic) (string, bool) {
 	return strings.NewReplacer("~1", "/", "~0", "~").Replace(name), true
 }
 
-// toolNames lists every tool of a session, following pagination.
-func toolNames(ctx context.Context, s *mcp.ClientSession) ([]string, error) {
-	names := []string{}
-	for t, err := range s.Tools(ctx, nil) {
-		if err != nil {
-			return names, err
-		}
-		names = append(names, t.Name)
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
 func printMCPList(w io.Writer, r *mcpListReport) {
-	fmt.Fprintf(w, "plugin %s\n", r.Plugin)
+	fmt.Fprintf(w, "plugin %s\n", terminal.Safe(r.Plugin))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, s := range r.Servers {
-		detail := strings.Join(s.Tools, ", ")
-		if s.Status != mcprun.StatusReady {
-			detail = s.Reason
+		var detail string
+		if s.Status == mcprun.StatusReady {
+			safe := make([]string, len(s.Tools))
+			for i, t := range s.Tools {
+				safe[i] = terminal.Safe(t)
+			}
+			detail = strings.Join(safe, ", ")
+			if len(safe) == 0 {
+				detail = "no tools"
+			}
+		} else {
+			detail = terminal.Safe(s.Reason)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Name, s.Type, s.Status, detail)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", terminal.Safe(s.Name), terminal.Safe(string(s.Type)), s.Status, detail)
 	}
 	tw.Flush()
 	for _, s := range r.Servers {
 		if s.Stderr != "" {
-			fmt.Fprintf(w, "\nstderr of %s (last lines):\n%s", s.ID, indent(s.Stderr))
+			fmt.Fprintf(w, "\nstderr of %s (last lines):\n%s", terminal.Safe(s.ID), indentSafe(s.Stderr))
 		}
 	}
 }
 
-func indent(s string) string {
-	s = strings.TrimRight(s, "\n")
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ") + "\n"
+// safeLines makes each line of untrusted text safe for a terminal,
+// keeping the line breaks that terminal.Safe would escape.
+func safeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = terminal.Safe(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
 }
 
-func runMCPCall(ctx context.Context, path, server, tool string, arguments json.RawMessage, dataDir string) (*mcpCallReport, error) {
-	pkg, err := loadPlugin(path, nil)
+// indentSafe indents untrusted text made safe, ending it with a newline.
+func indentSafe(s string) string {
+	return "  " + strings.ReplaceAll(safeLines(strings.TrimRight(s, "\n")), "\n", "\n  ") + "\n"
+}
+
+func runMCPCall(ctx context.Context, flags *mcpFlags, path, server, tool string, arguments json.RawMessage) (*mcpCallReport, error) {
+	h, pkg, done, err := flags.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	i := slices.IndexFunc(pkg.Servers, func(s agentplugin.Server) bool { return s.Name == server || s.ID == server })
 	if i < 0 {
 		for _, l := range loaderSkipped(pkg) {
 			if l.Name == server || l.ID == server {
-				return nil, failed(fmt.Errorf("server %s is skipped: %s", l.ID, l.Reason))
+				return nil, failed(fmt.Errorf("server %s is skipped: %s", terminal.Safe(l.ID), terminal.Safe(l.Reason)))
 			}
 		}
-		return nil, usage(fmt.Errorf("plugin %s has no MCP server %q", pkg.Name, server))
+		return nil, usage(fmt.Errorf("plugin %s has no MCP server %q", terminal.Safe(pkg.Name), terminal.Safe(server)))
 	}
-	// Start only the server called: the others have no part in this run.
-	one := *pkg
-	one.Servers = pkg.Servers[i : i+1]
-	rt, err := mcprun.Start(ctx, &one, startOptions(path, dataDir))
+	id := pkg.Servers[i].ID
+	res, err := h.CallServerTool(ctx, id, tool, arguments)
 	if err != nil {
-		return nil, failed(err)
-	}
-	defer rt.Close()
-	st := rt.Servers()[0]
-	sess := rt.Session(st.ID)
-	if sess == nil {
-		msg := fmt.Sprintf("server %s %s: %s", st.ID, st.Status, st.Reason)
-		if st.Stderr != "" {
-			msg += "\nstderr (last lines):\n" + indent(st.Stderr)
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		return nil, failed(errors.New(strings.TrimRight(msg, "\n")))
-	}
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
-	if err != nil {
-		return nil, failed(fmt.Errorf("calling %s on %s: %w", tool, st.ID, err))
+		msg := terminal.Safe(err.Error())
+		for _, s := range h.Servers() {
+			if s.ID == id && s.Stderr != "" {
+				msg += "\nstderr (last lines):\n" + strings.TrimRight(indentSafe(s.Stderr), "\n")
+			}
+		}
+		return nil, failed(errors.New(msg))
 	}
 	content := res.Content
 	if content == nil {
 		content = []mcp.Content{}
 	}
-	return &mcpCallReport{Server: st.ID, Tool: tool, IsError: res.IsError, StructuredContent: res.StructuredContent, Content: content}, nil
+	return &mcpCallReport{Server: id, Tool: tool, IsError: res.IsError, StructuredContent: res.StructuredContent, Content: content}, nil
 }
 
 func printMCPCall(w io.Writer, r *mcpCallReport) {
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			fmt.Fprintln(w, t.Text)
+			fmt.Fprintln(w, safeLines(t.Text))
 			continue
 		}
 		b, _ := json.Marshal(c)
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, terminal.Safe(string(b)))
 	}
 	if len(r.Content) == 0 && r.StructuredContent != nil {
-		writeJSON(w, r.StructuredContent)
+		b, _ := json.Marshal(r.StructuredContent)
+		fmt.Fprintln(w, terminal.Safe(string(b)))
 	}
 }

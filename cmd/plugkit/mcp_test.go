@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,11 +18,7 @@ import (
 // against a real plugin directory whose stdio servers are the mcprun test
 // server, built once here, and a Streamable HTTP server on 127.0.0.1.
 func TestMCPCommands(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testserver")
-	build := exec.Command("go", "build", "-o", bin, "github.com/plugkit/plugkit/mcprun/internal/testserver")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the test server: %v\n%s", err, out)
-	}
+	bin := testServerBin(t)
 
 	remote := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	mcp.AddTool(remote, &mcp.Tool{Name: "ping"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
@@ -42,7 +37,7 @@ func TestMCPCommands(t *testing.T) {
 	okRoot := writeMCPPlugin(t, bin, `{"good": {"type": "stdio", "command": "./bin/server"}}`)
 
 	t.Run("list-json", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "--data-dir", t.TempDir(), root)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--json", "--plugin-data", t.TempDir(), root)
 		if code != exitFailed {
 			t.Errorf("exit %d, want 1 (a server failed); stderr %s", code, stderr)
 		}
@@ -73,7 +68,7 @@ func TestMCPCommands(t *testing.T) {
 			}
 			switch s.Name {
 			case "good":
-				if !slices.Equal(s.Tools, []string{"echo", "info", "spawn", "write"}) {
+				if !slices.Equal(s.Tools, []string{"echo", "fail", "info", "sleep", "spawn", "write"}) {
 					t.Errorf("good: tools %q", s.Tools)
 				}
 			case "remote":
@@ -89,11 +84,11 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("list-transports-and-text", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "list", "--transports", "stdio", "--data-dir", t.TempDir(), okRoot)
+		code, stdout, stderr := runCLI(t, "mcp", "list", "--transports", "stdio", "--plugin-data", t.TempDir(), okRoot)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		if !strings.Contains(stdout, "plugin demo") || !strings.Contains(stdout, "good") || !strings.Contains(stdout, "echo, info, spawn, write") {
+		if !strings.Contains(stdout, "plugin demo") || !strings.Contains(stdout, "good") || !strings.Contains(stdout, "echo, fail, info, sleep, spawn, write") {
 			t.Errorf("output:\n%s", stdout)
 		}
 		// A transport the user left out is skipped without failing the run.
@@ -108,7 +103,7 @@ func TestMCPCommands(t *testing.T) {
 	})
 
 	t.Run("call-default-args-is-an-object", func(t *testing.T) {
-		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", t.TempDir(), root, "good", "echo")
+		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--plugin-data", t.TempDir(), root, "good", "echo")
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -126,7 +121,7 @@ func TestMCPCommands(t *testing.T) {
 		}
 	})
 
-	t.Run("call-args-and-data-dir", func(t *testing.T) {
+	t.Run("call-args-and-hidden-data-dir-alias", func(t *testing.T) {
 		data := filepath.Join(t.TempDir(), "pd")
 		code, stdout, stderr := runCLI(t, "mcp", "call", "--json", "--data-dir", data,
 			"--args", `{"name": "out file.txt", "content": "hello"}`, root, "demo/good", "write")
@@ -162,8 +157,8 @@ func TestMCPCommands(t *testing.T) {
 			{[]string{root, "good"}, exitUsage},
 			{[]string{root, "escape", "echo"}, exitFailed},
 			{[]string{root, "bad", "echo"}, exitFailed},
-			{[]string{"--data-dir", t.TempDir(), root, "crash", "echo"}, exitFailed},
-			{[]string{"--data-dir", t.TempDir(), root, "good", "no-such-tool"}, exitFailed},
+			{[]string{"--plugin-data", t.TempDir(), root, "crash", "echo"}, exitFailed},
+			{[]string{"--plugin-data", t.TempDir(), root, "good", "no-such-tool"}, exitFailed},
 			{[]string{filepath.Join(t.TempDir(), "missing"), "good", "echo"}, exitUsage},
 		} {
 			code, _, stderr := runCLI(t, append([]string{"mcp", "call"}, tc.args...)...)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/atomicfile"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -77,7 +77,7 @@ or I/O error.`,
 
 func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool) error {
 	opts.Exclude = out
-	pkg, b, err := packDir(dir, opts)
+	pkg, err := loadPackDir(dir, opts)
 	if err != nil {
 		return explain(cmd, err)
 	}
@@ -86,10 +86,14 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 			return usage(err)
 		}
 	}
-	if err := writeFileAtomic(out, b, 0o644); err != nil {
-		return usage(err)
+	if err := cmd.Context().Err(); err != nil {
+		return err // interrupted: write nothing
 	}
-	res := packResult{Digest: archive.Digest(b), Size: len(b), Path: out, Name: pkg.Name, Version: pkg.Version,
+	digest, err := packToFile(out, pkg, opts.Root)
+	if err != nil {
+		return explain(cmd, err)
+	}
+	res := packResult{Digest: digest.Digest(), Size: int(digest.Size()), Path: out, Name: pkg.Name, Version: pkg.Version,
 		Root: opts.Root, Files: len(pkg.Snapshot.Files), Diagnostics: nonNil(pkg.Diagnostics)}
 	return output(cmd, asJSON, res, func(w io.Writer) {
 		printDiagnostics(w, res.Diagnostics)
@@ -124,18 +128,17 @@ func readOptions(strictLinks bool) snapshot.Options {
 	return snapshot.Options{Strict: strictLinks}
 }
 
-// packDir reads dir with the link rule, loads it, refusing a rejected
-// plugin, and packs it: the archive pack writes and publish sends. Errors
-// come as failed or usage; a rejection carries its diagnostics
-// (agentplugin.Diagnostics).
-func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error) {
+// loadPackDir reads dir with the link rule and loads it, refusing a
+// rejected plugin. Errors come as failed or usage; a rejection carries its
+// diagnostics (agentplugin.Diagnostics).
+func loadPackDir(dir string, opts packOptions) (*agentplugin.Package, error) {
 	snap, err := snapshot.ReadDir(dir, readOptions(opts.StrictLinks))
 	if errors.Is(err, snapshot.ErrNotRegular) {
-		return nil, nil, failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
+		return nil, failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
 	} else if errors.Is(err, snapshot.ErrLimit) {
-		return nil, nil, failed(err)
+		return nil, failed(err)
 	} else if err != nil {
-		return nil, nil, usage(err)
+		return nil, usage(err)
 	}
 	if opts.Exclude != "" {
 		if rel, inside := pathInside(dir, opts.Exclude); inside {
@@ -145,18 +148,60 @@ func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error)
 	}
 	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
 	if err != nil {
-		return nil, nil, failed(err)
+		return nil, failed(err)
 	}
-	b, err := archive.Pack(snap, archive.PackOptions{Root: opts.Root})
+	return pkg, nil
+}
+
+// packDir is loadPackDir and the archive in memory: what publish sends.
+func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error) {
+	pkg, err := loadPackDir(dir, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{Root: opts.Root})
 	if err != nil {
 		return nil, nil, failed(err)
 	}
-	// Installers unpack with the default limits; the directory reader
-	// already held the others, so only the compressed size is left.
-	if len(b) > archive.DefaultMaxArchiveBytes {
-		return nil, nil, failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+	if err := checkArchiveSize(int64(len(b))); err != nil {
+		return nil, nil, err
 	}
 	return pkg, b, nil
+}
+
+// packToFile streams the archive into path through a temporary sibling
+// renamed into place, so that the archive is never held in memory; on any
+// error path is untouched.
+func packToFile(path string, pkg *agentplugin.Package, root string) (*archive.DigestWriter, error) {
+	f, err := atomicfile.Create(path, 0o644)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer f.Abort()
+	digest := archive.NewDigestWriter()
+	if err := archive.PackTo(io.MultiWriter(f, digest), pkg.Snapshot, archive.PackOptions{Root: root}); err != nil {
+		if isArchiveError(err) {
+			return nil, failed(err)
+		}
+		return nil, usage(err)
+	}
+	if err := checkArchiveSize(digest.Size()); err != nil {
+		return nil, err
+	}
+	if err := f.Commit(); err != nil {
+		return nil, usage(err)
+	}
+	return digest, nil
+}
+
+// checkArchiveSize refuses an archive installers would refuse: they unpack
+// with the default limits, and the directory reader already held the
+// others, so only the compressed size is left.
+func checkArchiveSize(n int64) error {
+	if n > archive.DefaultMaxArchiveBytes {
+		return failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+	}
+	return nil
 }
 
 // pathInside reports whether p, once links are resolved, lies inside the
@@ -232,47 +277,4 @@ func defaultArchiveName(name, version string) string {
 		base += "-" + safe(version)
 	}
 	return base + ".tar.gz"
-}
-
-// writeFileAtomic writes b to path through a temporary sibling that is
-// synced and renamed into place: path is either untouched or complete.
-// Errors name path, never the temporary file the user has not heard of.
-func writeFileAtomic(path string, b []byte, perm os.FileMode) (err error) {
-	defer func() {
-		var pe *fs.PathError
-		var le *os.LinkError
-		switch {
-		case errors.As(err, &pe):
-			err = &fs.PathError{Op: "write", Path: path, Err: pe.Err}
-		case errors.As(err, &le):
-			err = &fs.PathError{Op: "write", Path: path, Err: le.Err}
-		}
-	}()
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(b); err != nil {
-		return err
-	}
-	if err = f.Chmod(perm); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -1,32 +1,50 @@
 package main
 
 import (
-	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newPublishCmd) }
 
+// publishResult is publish's --json document: the registry's answer and
+// the diagnostics of the plugin that was sent.
+type publishResult struct {
+	distribution.PublishResult
+	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
+}
+
 func newPublishCmd() *cobra.Command {
 	var rf registryFlags
 	var channel string
+	var allowErrors, strictLinks bool
 	cmd := &cobra.Command{
 		Use:   "publish PATH",
 		Short: "Publish a plugin directory or archive to a registry",
-		Long: `Publish uploads a plugin to a registry and points a channel (default
-"stable") at its release. A directory is read strictly (no links or special
-files), validated and packed first; a file is sent as the archive it is.
+		Long: `Publish validates a plugin, prints its diagnostics exactly as validate
+does, and uploads it to a registry, pointing a channel (default "stable") at
+its release. A directory is read with the link rule of pack and packed; a
+file is sent as the archive it is.
+
+A plugin with error diagnostics (an invalid skill, a server that will not
+start) is refused before anything is sent, unless --allow-errors. A plugin
+the specification rejects is never sent.
 
 Publishing the same version with the same bytes again succeeds and changes
-nothing but the channel; with other bytes the registry refuses it (409).
-The token comes from $PLUGKIT_TOKEN or --token-file.
+nothing but the channel; with other bytes the registry refuses it. The
+first token to publish a plugin owns it: other publishers' tokens are
+refused (see plugkit owners). The token comes from $PLUGKIT_TOKEN or
+--token-file.
 
-Exit status: 0 published, 1 refused (invalid plugin, 401, 403, 409, 422),
-2 usage or I/O error.`,
+Exit status: 0 published, 1 refused (invalid plugin, no or wrong token,
+another publisher's plugin, version conflict), 2 usage or I/O error.`,
 		Example: `  PLUGKIT_TOKEN=s3cret plugkit publish ./release-notes --registry http://127.0.0.1:8080
   plugkit publish demo-1.0.0.tar.gz --registry https://plugins.example.com --channel beta --token-file ~/.plugkit-token`,
 		Args: cobra.ExactArgs(1),
@@ -40,49 +58,73 @@ Exit status: 0 published, 1 refused (invalid plugin, 401, 403, 409, 422),
 					return usage(err)
 				}
 			}
-			body, err := publishBytes(cmd, args[0])
+			body, report, err := publishBytes(cmd, args[0], strictLinks)
 			if err != nil {
 				return err
 			}
+			if !rf.asJSON {
+				printValidateReport(cmd.OutOrStdout(), report, false)
+			}
+			if report.code != exitOK && !allowErrors {
+				return withDiagnostics(withCode(codeInvalid, failed(&summaryError{
+					msg: args[0] + " has error diagnostics: not published (--allow-errors publishes it anyway)",
+				})), report.Diagnostics)
+			}
 			res, err := c.Publish(cmd.Context(), body, channel)
 			if err != nil {
-				return refused(cmd, err)
+				req := request{action: "publish", role: "publisher", pluginID: report.Plugin.Name,
+					releaseID: distribution.ReleaseID(report.Plugin.Name, report.Plugin.Version, archive.Digest(body))}
+				err = rf.refused(cmd, c, req, err)
+				if len(errorDiagnostics(err)) == 0 {
+					err = withDiagnostics(err, report.Diagnostics) // for the --json failure document
+				}
+				return err
 			}
-			if rf.asJSON {
-				return writeJSON(cmd.OutOrStdout(), res)
-			}
-			note := ""
-			if !res.Created {
-				note = " (already published)"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "published %s%s\ndigest:  %s\nsize:    %d\nchannel: %s\n",
-				res.Release.ID, note, res.Release.ArtifactDigest, res.Release.Size, res.Channel)
-			return nil
+			doc := publishResult{PublishResult: *res, Diagnostics: report.Diagnostics}
+			return output(cmd, rf.asJSON, doc, func(w io.Writer) {
+				note := ""
+				if !res.Created {
+					note = " (already published)"
+				}
+				printf(w, "published %s%s\ndigest:  %s\nsize:    %d\nchannel: %s\n",
+					res.Release.ID, note, res.Release.ArtifactDigest, res.Release.Size, res.Channel)
+			})
 		},
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&channel, "channel", "", "channel to point at the release (default stable)")
+	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "publish a plugin that has error diagnostics")
+	registerStrictLinks(cmd, &strictLinks)
 	return cmd
 }
 
-// publishBytes returns the archive to publish: a directory is packed as
-// plugkit pack does (a rejected plugin stops here, with its diagnostics,
-// before anything is sent); a file is read as is.
-func publishBytes(cmd *cobra.Command, path string) ([]byte, error) {
+// publishBytes returns the archive to publish and the validate report of
+// the plugin in it: a directory is packed as plugkit pack does; a file is
+// read as is and loaded. A rejected plugin stops here, with its
+// diagnostics, before anything is sent.
+func publishBytes(cmd *cobra.Command, path string, strictLinks bool) ([]byte, *validateReport, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, usage(err)
+		return nil, nil, usage(err)
 	}
-	if !fi.IsDir() {
-		b, err := readArchiveFile(path)
+	report := newValidateReport(path)
+	if fi.IsDir() {
+		pkg, b, err := packDir(path, packOptions{StrictLinks: strictLinks})
 		if err != nil {
-			return nil, usage(err)
+			return nil, nil, explain(cmd, err)
 		}
-		return b, nil
+		report.dir = path
+		report.fill(pkg)
+		return b, report, nil
 	}
-	_, b, err := packDir(path, packOptions{})
+	p, err := openSource(cmd.Context(), path, source.ParseOptions{}, source.Options{})
 	if err != nil {
-		return nil, explain(cmd, err)
+		return nil, nil, explain(cmd, err)
 	}
-	return b, nil
+	if p.Root != "" {
+		return nil, nil, failed(&summaryError{msg: path + ": every entry lies under " + p.Root +
+			"/ (an OCI layer): registries take archives as plugkit pack writes them"})
+	}
+	report.fill(p.Package)
+	return p.Archive, report, nil
 }

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +18,9 @@ func newResolveCmd() *cobra.Command {
 		Short: "Resolve a plugin's channel or release to its artifact digest",
 		Long: `Resolve asks the registry which release a channel (default "stable") of
 PLUGIN points at, or looks up one release by --release, and prints its ID,
-version and artifact digest. A yanked release is not found by channel.
+version and artifact digest. A yanked release is not found by channel, only
+by --release. The answer is checked: it must be a release of PLUGIN (and the
+one --release names).
 
 Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
 		Example: `  plugkit resolve release-notes --registry http://127.0.0.1:8080
@@ -28,7 +29,7 @@ Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.PluginID = args[0]
-			if err := checkResolveQuery(q); err != nil {
+			if err := checkResolveQuery(&q); err != nil {
 				return usage(err)
 			}
 			c, err := rf.client()
@@ -36,44 +37,62 @@ Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
 				return err
 			}
 			rel, err := c.Resolve(cmd.Context(), q)
+			if err == nil {
+				err = distribution.CheckRelease(q, rel)
+			}
 			if err != nil {
-				return refused(cmd, err)
+				return rf.refused(cmd, c, resolveRequest(q), err)
 			}
-			if rf.asJSON {
-				return writeJSON(cmd.OutOrStdout(), rel)
-			}
-			printRelease(cmd, rel)
-			return nil
+			return output(cmd, rf.asJSON, rel, func(w io.Writer) { printRelease(w, rel) })
 		},
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
-	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release ID to look up instead of a channel")
+	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to look up instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
 }
 
-// checkResolveQuery refuses a malformed query before it is sent.
-func checkResolveQuery(q distribution.ResolveQuery) error {
+// checkResolveQuery refuses a malformed query before it is sent. A
+// --release given as a bare version is completed to PLUGIN@VERSION.
+func checkResolveQuery(q *distribution.ResolveQuery) error {
 	if err := distribution.CheckPluginID(q.PluginID); err != nil {
 		return err
 	}
 	if q.Channel != "" && q.ReleaseID != "" {
-		return errors.New("--channel and --release exclude each other")
+		return usagef("--channel and --release exclude each other")
 	}
 	if q.Channel != "" {
 		return distribution.CheckChannel(q.Channel)
 	}
 	if q.ReleaseID != "" {
+		q.ReleaseID = qualifyRelease(q.PluginID, q.ReleaseID)
 		return distribution.CheckReleaseID(q.ReleaseID)
 	}
 	return nil
 }
 
-func printRelease(cmd *cobra.Command, rel *distribution.Release) {
+// qualifyRelease makes a release ID of a bare version of plugin.
+func qualifyRelease(plugin, release string) string {
+	if release == "" || distribution.CheckReleaseID(release) == nil {
+		return release
+	}
+	return plugin + "@" + release
+}
+
+// resolveRequest is what a resolve asked, for the messages of refused.
+func resolveRequest(q distribution.ResolveQuery) request {
+	ch := q.Channel
+	if ch == "" && q.ReleaseID == "" {
+		ch = distribution.DefaultChannel
+	}
+	return request{action: "read", role: "reader", pluginID: q.PluginID, channel: ch, releaseID: q.ReleaseID}
+}
+
+func printRelease(w io.Writer, rel *distribution.Release) {
 	yanked := ""
 	if rel.Yanked {
 		yanked = " (yanked)"
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "release: %s%s\nversion: %s\ndigest:  %s\nsize:    %d\n",
+	printf(w, "release: %s%s\nversion: %s\ndigest:  %s\nsize:    %d\n",
 		rel.ID, yanked, rel.Version, rel.ArtifactDigest, rel.Size)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 )
@@ -21,6 +22,12 @@ func openSource(ctx context.Context, arg string, popts source.ParseOptions, opts
 	src, err := source.Parse(arg, popts)
 	if err != nil {
 		return nil, usage(err)
+	}
+	if src.Kind == source.OCI && opts.Remote.Credentials == nil {
+		// Registries are read with the credentials docker and oras use.
+		if opts.Remote.Credentials, err = oci.DockerCredentials(); err != nil {
+			return nil, usage(fmt.Errorf("Docker credentials: %w", err))
+		}
 	}
 	p, err := source.Open(ctx, src, opts)
 	switch {
@@ -60,7 +67,9 @@ func parseTransports(v string) ([]agentplugin.Transport, error) {
 // reading it at all.
 func isInputError(err error) bool {
 	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, source.ErrArchive) || isArchiveError(err) ||
-		errors.Is(err, snapshot.ErrNotRegular)
+		errors.Is(err, snapshot.ErrNotRegular) ||
+		errors.Is(err, oci.ErrIndex) || errors.Is(err, oci.ErrNotPlugin) || errors.Is(err, oci.ErrConfig) ||
+		errors.Is(err, oci.ErrDescriptor) || errors.Is(err, oci.ErrAmbiguous) || errors.Is(err, oci.ErrNoPlugin)
 }
 
 // readArchiveFile reads an archive file within the default archive limit.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -68,12 +69,14 @@ func newValidateCmd() *cobra.Command {
 		sarifRoot   string
 		strict      bool
 		strictLinks bool
+		plainHTTP   bool
 		transports  string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check plugins against Agent Plugins 1.0.0",
-		Long: `Validate loads each plugin (a directory or a .tar.gz archive) exactly as a
+		Long: `Validate loads each plugin (a directory, a .tar.gz archive, a layer archive
+rooted at NAME/, or an oci:// or oci-layout: reference) exactly as a
 conformant client would and reports every problem like a compiler does, with
 a stable code (docs/diagnostics.md).
 
@@ -98,7 +101,8 @@ usage errors or a path that cannot be read. The format does not change it.`,
   plugkit validate --json my-plugin-1.0.0.tar.gz
   plugkit validate --format sarif plugins/* > plugkit.sarif
   plugkit validate --format github plugins/*
-  plugkit validate --transports stdio,streamable-http ./a ./b`,
+  plugkit validate --transports stdio,streamable-http ./a ./b
+  plugkit validate oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
@@ -119,13 +123,17 @@ usage errors or a path that cannot be read. The format does not change it.`,
 			if err != nil {
 				return usage(err)
 			}
-			opts := source.Options{Read: readOptions(strictLinks), Load: agentplugin.Options{Transports: ts, StrictSkills: strict}}
+			opts := source.Options{Read: readOptions(strictLinks), Load: agentplugin.Options{Transports: ts, StrictSkills: strict},
+				Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}}
 			reports := make([]*validateReport, len(args))
 			code := exitOK
+			bar := startProgress(cmd, "validate", int64(len(args)), false)
 			for i, p := range args {
 				reports[i] = validatePath(cmd.Context(), p, opts)
 				code = max(code, reports[i].code)
+				bar.add(1)
 			}
+			bar.done()
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
@@ -160,6 +168,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 	cmd.Flags().StringVar(&sarifRoot, "sarif-root", "", "make SARIF file paths relative to this directory (default: the current directory)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown SKILL.md frontmatter keys as errors")
 	registerStrictLinks(cmd, &strictLinks)
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
 	cmd.Flags().StringVar(&transports, "transports", "", "MCP transports this client supports, comma-separated (default: stdio,streamable-http,sse)")
 	return cmd
 }
@@ -167,8 +176,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 // validatePath loads one path into a report; it never fails, since an
 // unreadable path is itself a result to report.
 func validatePath(ctx context.Context, path string, opts source.Options) *validateReport {
-	r := &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
-		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
+	r := newValidateReport(path)
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		r.dir = path
 	}
@@ -186,7 +194,19 @@ func validatePath(ctx context.Context, path string, opts source.Options) *valida
 		r.code = exitCode(err)
 		return r
 	}
-	pkg := p.Package
+	r.fill(p.Package)
+	return r
+}
+
+// newValidateReport is the report of path before anything is known,
+// with empty lists rather than nulls.
+func newValidateReport(path string) *validateReport {
+	return &validateReport{Path: path, MCP: agentplugin.MCPAbsent, Skills: []skillRef{}, MCPServers: []serverRef{},
+		Extensions: []string{}, ExtensionDirectories: []string{}, Diagnostics: []agentplugin.Diagnostic{}}
+}
+
+// fill records a loaded plugin in the report.
+func (r *validateReport) fill(pkg *agentplugin.Package) {
 	r.Loaded = true
 	r.files = pkg.Snapshot.Files
 	r.SpecVersion = pkg.SpecVersion
@@ -204,7 +224,6 @@ func validatePath(ctx context.Context, path string, opts source.Options) *valida
 	if agentplugin.HasErrors(pkg.Diagnostics) {
 		r.code = exitFailed
 	}
-	return r
 }
 
 func printValidateReport(w io.Writer, r *validateReport, header bool) {

@@ -2,8 +2,10 @@ package atomicfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,32 @@ func TestCreateInMissingDirectory(t *testing.T) {
 	err := Write(filepath.Join(t.TempDir(), "no", "such", "out"), nil, 0o644)
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestErrorsNameTheTarget: errors name the file the caller asked for,
+// never the temporary sibling.
+func TestErrorsNameTheTarget(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "no", "such", "out.tar.gz")
+	err := Write(target, nil, 0o644)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != target || strings.Contains(err.Error(), ".tmp-") {
+		t.Fatalf("err = %v, want a PathError about %s", err, target)
+	}
+	// A directory where the file should go: the rename fails.
+	dir := t.TempDir()
+	target = filepath.Join(dir, "taken")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Write(target, []byte("b"), 0o644)
+	if !errors.As(err, &pe) || pe.Path != target || strings.Contains(err.Error(), ".tmp-") {
+		t.Fatalf("err = %v, want a PathError about %s", err, target)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("leftovers: %v", ents)
 	}
 }

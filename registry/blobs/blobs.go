@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 )
 
 // ErrNotFound is returned by Open for a digest that is not stored.
@@ -23,8 +24,39 @@ var ErrDigestMismatch = errors.New("blob does not match its digest")
 // idempotent and atomic: a blob is either absent or complete, never partial,
 // whatever crashes in between.
 type Store interface {
-	// Put stores data under digest, which must be its sha256.
+	// Put stores data under digest, which must be its sha256. Putting a
+	// blob that exists refreshes its modification time, which the
+	// collector reads as "in use" (see Sweeper).
 	Put(ctx context.Context, digest string, data []byte) error
 	// Open returns the blob and its size. The caller closes it.
 	Open(ctx context.Context, digest string) (io.ReadSeekCloser, int64, error)
+}
+
+// Info describes one stored blob.
+type Info struct {
+	Digest  string
+	Size    int64
+	ModTime time.Time
+}
+
+// Sweeper is what a Store offers the orphan collector: listing every blob,
+// and removing one only while it is still older than a cutoff. Removal is
+// conditional because a publish may Put the same bytes again (refreshing
+// the blob) between the collector's look and its removal; that blob must
+// survive.
+type Sweeper interface {
+	// Walk calls fn for every blob, in no particular order, until fn
+	// returns an error.
+	Walk(ctx context.Context, fn func(Info) error) error
+	// RemoveIfOlder removes the blob if its modification time is before
+	// cutoff, and reports whether it did.
+	RemoveIfOlder(ctx context.Context, digest string, cutoff time.Time) (bool, error)
+}
+
+// Presigner is implemented by stores whose blobs a client can download
+// without the registry (object storage): the registry may then redirect an
+// artifact download there instead of streaming it.
+type Presigner interface {
+	// Presign returns a URL that serves the blob for a limited time.
+	Presign(ctx context.Context, digest string) (string, error)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/plugkit/plugkit/archive"
 )
@@ -19,25 +20,38 @@ type Dir struct {
 	root string
 }
 
-var _ Store = (*Dir)(nil)
+var (
+	_ Store   = (*Dir)(nil)
+	_ Sweeper = (*Dir)(nil)
+)
 
 // OpenDir opens or creates a blob directory at root. Temporary files left
 // by a crash in the middle of a Put are removed: they were never renamed
-// into place, so nothing refers to them.
+// into place, so nothing refers to them. A blob the collector had set
+// aside when it crashed is put back, to be judged again.
 func OpenDir(root string) (*Dir, error) {
 	for _, d := range []string{"sha256", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return nil, err
 		}
 	}
+	d := &Dir{root: root}
 	tmps, err := os.ReadDir(filepath.Join(root, "tmp"))
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range tmps {
-		os.Remove(filepath.Join(root, "tmp", e.Name()))
+		tmp := filepath.Join(root, "tmp", e.Name())
+		if hexPart, ok := strings.CutPrefix(e.Name(), "gc-"); ok {
+			if final, err := d.path("sha256:" + hexPart); err == nil {
+				if os.MkdirAll(filepath.Dir(final), 0o755) == nil && os.Rename(tmp, final) == nil {
+					continue
+				}
+			}
+		}
+		os.Remove(tmp)
 	}
-	return &Dir{root: root}, nil
+	return d, nil
 }
 
 // path returns the file of digest. The digest becomes a file name, so it
@@ -63,8 +77,13 @@ func (d *Dir) Put(ctx context.Context, digest string, data []byte) error {
 	if archive.Digest(data) != digest {
 		return ErrDigestMismatch
 	}
-	if _, err := os.Stat(final); err == nil {
-		return nil // content-addressed: the same name holds the same bytes
+	// Content-addressed: the same name holds the same bytes, so an
+	// existing blob only needs to look fresh to the collector. If the
+	// collector took it away in between, Chtimes fails and the blob is
+	// written anew.
+	now := time.Now()
+	if err := os.Chtimes(final, now, now); err == nil {
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -124,4 +143,63 @@ func (d *Dir) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int64
 		return nil, 0, err
 	}
 	return f, fi.Size(), nil
+}
+
+// Walk implements Sweeper. Files whose names are not digests are skipped.
+func (d *Dir) Walk(ctx context.Context, fn func(Info) error) error {
+	base := filepath.Join(d.root, "sha256")
+	return filepath.WalkDir(base, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return nil
+		}
+		digest, err := archive.ParseDigest("sha256:" + e.Name())
+		if err != nil || filepath.Base(filepath.Dir(p)) != e.Name()[:2] {
+			return nil
+		}
+		fi, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		return fn(Info{Digest: digest, Size: fi.Size(), ModTime: fi.ModTime()})
+	})
+}
+
+// RemoveIfOlder implements Sweeper. The blob is first renamed out of
+// place, so that no Put can refresh it unseen: a Put before the rename
+// shows in its modification time, and the blob is put back; a Put after
+// it finds no blob and writes a new one.
+func (d *Dir) RemoveIfOlder(ctx context.Context, digest string, cutoff time.Time) (bool, error) {
+	final, err := d.path(digest)
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	aside := filepath.Join(d.root, "tmp", "gc-"+filepath.Base(final))
+	if err := os.Rename(final, aside); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	fi, err := os.Stat(aside)
+	if err != nil {
+		return false, errors.Join(err, os.Rename(aside, final))
+	}
+	if !fi.ModTime().Before(cutoff) {
+		return false, os.Rename(aside, final)
+	}
+	if err := os.Remove(aside); err != nil {
+		return false, err
+	}
+	return true, syncDir(filepath.Dir(final))
 }

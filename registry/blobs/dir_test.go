@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func digestOf(b []byte) string {
@@ -55,5 +56,66 @@ func TestDirPutOpen(t *testing.T) {
 		if _, _, err := d.Open(ctx, bad); err == nil || errors.Is(err, ErrNotFound) {
 			t.Errorf("Open(%q) = %v, want an invalid digest error", bad, err)
 		}
+	}
+}
+
+// TestRemoveIfOlder: a blob refreshed by a Put after the collector looked
+// at it survives; a stale one goes; one the collector set aside when it
+// crashed is put back by OpenDir.
+func TestRemoveIfOlder(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("orphan")
+	dg := digestOf(data)
+	d.Put(ctx, dg, data)
+	file := filepath.Join(root, "sha256", dg[7:9], dg[7:])
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(file, old, old)
+	cutoff := time.Now().Add(-time.Minute)
+
+	var seen []Info
+	d.Walk(ctx, func(i Info) error { seen = append(seen, i); return nil })
+	if len(seen) != 1 || seen[0].Digest != dg || seen[0].Size != int64(len(data)) || !seen[0].ModTime.Before(cutoff) {
+		t.Fatalf("walk: %+v", seen)
+	}
+	// A publish puts the same bytes again between the look and the
+	// removal: the blob is fresh, and stays.
+	if err := d.Put(ctx, dg, data); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := d.RemoveIfOlder(ctx, dg, cutoff); removed || err != nil {
+		t.Fatalf("a refreshed blob: removed=%v %v", removed, err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal("the refreshed blob is gone")
+	}
+	os.Chtimes(file, old, old)
+	if removed, err := d.RemoveIfOlder(ctx, dg, cutoff); !removed || err != nil {
+		t.Fatalf("a stale blob: removed=%v %v", removed, err)
+	}
+	if removed, err := d.RemoveIfOlder(ctx, dg, cutoff); removed || err != nil {
+		t.Fatalf("an absent blob: removed=%v %v", removed, err)
+	}
+	// A Put after the removal writes it anew.
+	if err := d.Put(ctx, dg, data); err != nil {
+		t.Fatal(err)
+	}
+	// A crash between setting aside and deciding: OpenDir puts it back.
+	os.Rename(file, filepath.Join(root, "tmp", "gc-"+dg[7:]))
+	if _, err := OpenDir(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal("a blob set aside by a crashed collector was lost")
+	}
+	// Stray files in the tree are not blobs.
+	os.WriteFile(filepath.Join(root, "sha256", "README"), []byte("x"), 0o644)
+	seen = nil
+	if err := d.Walk(ctx, func(i Info) error { seen = append(seen, i); return nil }); err != nil || len(seen) != 1 {
+		t.Fatalf("walk with a stray file: %d %v", len(seen), err)
 	}
 }

@@ -2,40 +2,54 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/registry/store"
 )
 
 // Catalog implements store.Store. It reads in one transaction, so that the
-// plugins, releases and channels it returns are one consistent state.
-func (db *DB) Catalog(ctx context.Context) ([]distribution.CatalogPlugin, error) {
-	tx, err := db.r.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-
+// plugins, releases and channels it returns are one consistent state, and
+// reads a page's releases and channels with one range scan each.
+func (db *DB) Catalog(ctx context.Context, q store.CatalogQuery) ([]distribution.CatalogPlugin, error) {
 	var plugins []distribution.CatalogPlugin
-	index := map[string]int{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, name, description FROM plugins ORDER BY id`)
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		plugins, err = db.catalog(ctx, tx, q)
+		return err
+	})
+	return plugins, err
+}
+
+func (db *DB) catalog(ctx context.Context, tx *sql.Tx, q store.CatalogQuery) ([]distribution.CatalogPlugin, error) {
+	var rows *sql.Rows
+	var err error
+	if q.PluginID != "" {
+		rows, err = tx.StmtContext(ctx, db.q.catalogPlugin).QueryContext(ctx, q.PluginID)
+	} else {
+		rows, err = tx.StmtContext(ctx, db.q.catalogPlugins).QueryContext(ctx, q.After, q.Limit)
+	}
 	if err != nil {
 		return nil, err
 	}
+	var page store.PageBuilder
 	for rows.Next() {
-		p := distribution.CatalogPlugin{Channels: map[string]string{}, Releases: []distribution.Release{}}
-		if err := rows.Scan(&p.ID, &p.Name, &p.Description); err != nil {
+		var id, name, description string
+		if err := rows.Scan(&id, &name, &description); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		index[p.ID] = len(plugins)
-		plugins = append(plugins, p)
+		page.AddPlugin(id, name, description)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
+	first, last, ok := page.Span()
+	if !ok {
+		return page.Plugins(), nil
+	}
 
-	rows, err = tx.QueryContext(ctx, `SELECT `+releaseColumns+` FROM releases r
-		ORDER BY r.plugin_id, r.published_at DESC, r.id`)
+	rows, err = tx.StmtContext(ctx, db.q.catalogReleases).QueryContext(ctx, first, last)
 	if err != nil {
 		return nil, err
 	}
@@ -45,31 +59,23 @@ func (db *DB) Catalog(ctx context.Context) ([]distribution.CatalogPlugin, error)
 			rows.Close()
 			return nil, err
 		}
-		p := &plugins[index[rel.PluginID]]
-		p.Releases = append(p.Releases, rel)
+		page.AddRelease(rel)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 
-	rows, err = tx.QueryContext(ctx, `SELECT c.plugin_id, c.name, c.release_id
-		FROM channels c JOIN releases r ON r.id = c.release_id WHERE r.yanked = 0`)
+	rows, err = tx.StmtContext(ctx, db.q.catalogChannels).QueryContext(ctx, first, last)
 	if err != nil {
 		return nil, err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var plugin, channel, release string
 		if err := rows.Scan(&plugin, &channel, &release); err != nil {
-			rows.Close()
 			return nil, err
 		}
-		plugins[index[plugin]].Channels[channel] = release
+		page.AddChannel(plugin, channel, release)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if plugins == nil {
-		plugins = []distribution.CatalogPlugin{}
-	}
-	return plugins, nil
+	return page.Plugins(), rows.Err()
 }

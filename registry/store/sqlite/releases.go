@@ -10,8 +10,6 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-const releaseColumns = `r.id, r.plugin_id, r.version, r.description, r.digest, r.size, r.yanked, r.published_at`
-
 type scanner interface{ Scan(...any) error }
 
 func scanRelease(s scanner) (distribution.Release, error) {
@@ -26,119 +24,179 @@ func scanRelease(s scanner) (distribution.Release, error) {
 	return rel, err
 }
 
-// queryer is what *sql.DB and *sql.Tx share, so lookups run in either.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func release(ctx context.Context, q queryer, id string) (distribution.Release, error) {
-	return scanRelease(q.QueryRowContext(ctx, `SELECT `+releaseColumns+` FROM releases r WHERE r.id = ?`, id))
-}
+// point is the context of a lookup by key: it finishes in microseconds,
+// so it is not interrupted when ctx is cancelled. With a cancellable
+// context the driver starts a goroutine per statement to watch it, which
+// costs the hot reads (resolve, artifacts) more than the lookup itself.
+func point(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // Release implements store.Store.
 func (db *DB) Release(ctx context.Context, id string) (distribution.Release, error) {
-	return release(ctx, db.r, id)
+	return scanRelease(db.q.release.QueryRowContext(point(ctx), id))
 }
 
 // Channel implements store.Store.
 func (db *DB) Channel(ctx context.Context, pluginID, channel string) (distribution.Release, error) {
-	return scanRelease(db.r.QueryRowContext(ctx, `SELECT `+releaseColumns+`
-		FROM channels c JOIN releases r ON r.id = c.release_id
-		WHERE c.plugin_id = ? AND c.name = ? AND r.yanked = 0`, pluginID, channel))
+	return scanRelease(db.q.channel.QueryRowContext(point(ctx), pluginID, channel))
 }
 
 // HasArtifact implements store.Store.
 func (db *DB) HasArtifact(ctx context.Context, digest string) (bool, error) {
-	var one int
-	err := db.r.QueryRowContext(ctx, `SELECT 1 FROM releases WHERE digest = ? LIMIT 1`, digest).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+	return exists(point(ctx), db.q.hasArtifact, digest)
+}
+
+// writeTx is a write transaction with the writer's statements bound to it.
+type writeTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+	q   *queries
+}
+
+func (t writeTx) stmt(s *sql.Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, s) }
+
+// write runs f in a write transaction.
+func (db *DB) write(ctx context.Context, f func(writeTx) error) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error { return f(writeTx{ctx, tx, &db.q}) })
+}
+
+func (t writeTx) release(id string) (distribution.Release, error) {
+	return scanRelease(t.stmt(t.q.releaseW).QueryRowContext(t.ctx, id))
+}
+
+// authorize checks that by may write to an existing plugin: an admin, or
+// one of its owners. It reports whether the plugin exists; writing to a
+// plugin that does not exist is for the caller to judge.
+func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
+	found, err := exists(t.ctx, t.stmt(t.q.pluginExists), pluginID)
+	if err != nil || !found || by.Admin {
+		return found, err
 	}
-	return err == nil, err
+	owner, err := exists(t.ctx, t.stmt(t.q.isOwner), pluginID, by.Identity)
+	if err != nil {
+		return true, err
+	}
+	if !owner {
+		return true, store.ErrNotOwner
+	}
+	return true, nil
+}
+
+// checkQuota fails with a *QuotaError when counting with s finds max or
+// more rows; max <= 0 means no quota.
+func (t writeTx) checkQuota(s *sql.Stmt, quota string, max int, args ...any) error {
+	if max <= 0 {
+		return nil
+	}
+	n, err := count(t.ctx, t.stmt(s), args...)
+	if err != nil {
+		return err
+	}
+	if n >= max {
+		return &store.QuotaError{Quota: quota, Max: max}
+	}
+	return nil
+}
+
+// setChannel points a channel at a release, checking the channel quota
+// when the channel is new.
+func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error {
+	known, err := exists(t.ctx, t.stmt(t.q.channelExists), pluginID, channel)
+	if err != nil {
+		return err
+	}
+	if !known {
+		if err := t.checkQuota(t.q.countChannels, "channels", max, pluginID); err != nil {
+			return err
+		}
+	}
+	_, err = t.stmt(t.q.upsertChannel).ExecContext(t.ctx, pluginID, channel, releaseID, time.Now().UnixNano())
+	return err
 }
 
 // Publish implements store.Store.
 func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Release, bool, error) {
 	r := nr.Release
 	created := false
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		old, err := release(ctx, tx, r.ID)
-		switch {
-		case err == nil && old.ArtifactDigest != r.ArtifactDigest:
-			return store.ErrConflict
-		case err == nil && old.Yanked:
-			return store.ErrYanked
-		case errors.Is(err, store.ErrNotFound):
-			created = true
-		case err != nil:
+	var stored distribution.Release
+	err := db.write(ctx, func(t writeTx) error {
+		found, err := t.authorize(nr.By, r.PluginID)
+		if err != nil {
 			return err
 		}
-		now := time.Now().UnixNano()
+		old, err := t.release(r.ID)
+		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
+			return err
+		}
 		if created {
-			// The plugin's name and description follow its latest release.
-			if _, err := tx.ExecContext(ctx, `INSERT INTO plugins (id, name, description, updated_at)
-				VALUES (?, ?, ?, ?)
-				ON CONFLICT (id) DO UPDATE SET name = excluded.name,
-					description = excluded.description, updated_at = excluded.updated_at`,
-				r.PluginID, nr.Name, r.Description, now); err != nil {
+			if err := t.checkQuota(t.q.countReleases, "releases", nr.MaxReleases, r.PluginID); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO releases
-				(id, plugin_id, version, description, digest, size, yanked, published_at)
-				VALUES (?, ?, ?, ?, ?, ?, 0, ?)`,
-				r.ID, r.PluginID, r.Version, r.Description, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano()); err != nil {
+			if _, err := t.stmt(t.q.upsertPlugin).ExecContext(ctx, r.PluginID, nr.Name, r.Description, time.Now().UnixNano()); err != nil {
+				return err
+			}
+			if !found && nr.By.Identity != "" {
+				if _, err := t.stmt(t.q.insertOwner).ExecContext(ctx, r.PluginID, nr.By.Identity); err != nil {
+					return err
+				}
+			}
+			if _, err := t.stmt(t.q.insertRelease).ExecContext(ctx, r.ID, r.PluginID, r.Version, r.Description,
+				r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano()); err != nil {
 				return err
 			}
 		}
-		return setChannel(ctx, tx, r.PluginID, nr.Channel, r.ID, now)
+		if err := t.setChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
+			return err
+		}
+		stored, err = t.release(r.ID)
+		return err
 	})
 	if err != nil {
 		return distribution.Release{}, false, err
 	}
-	rel, err := db.Release(ctx, r.ID)
-	return rel, created, err
-}
-
-func setChannel(ctx context.Context, tx *sql.Tx, pluginID, channel, releaseID string, now int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO channels (plugin_id, name, release_id, updated_at)
-		VALUES (?, ?, ?, ?)
-		ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id,
-			updated_at = excluded.updated_at`, pluginID, channel, releaseID, now)
-	return err
+	return stored, created, nil
 }
 
 // SetChannel implements store.Store.
-func (db *DB) SetChannel(ctx context.Context, pluginID, channel, releaseID string) (distribution.Release, error) {
+func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		rel, err = release(ctx, tx, releaseID)
+	err := db.write(ctx, func(t writeTx) error {
+		found, err := t.authorize(c.By, c.PluginID)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return store.ErrNotFound
+		}
+		rel, err = t.release(c.ReleaseID)
 		switch {
 		case err != nil:
 			return err
-		case rel.PluginID != pluginID:
+		case rel.PluginID != c.PluginID:
 			return store.ErrNotFound
 		case rel.Yanked:
 			return store.ErrYanked
 		}
-		return setChannel(ctx, tx, pluginID, channel, releaseID, time.Now().UnixNano())
+		return t.setChannel(c.PluginID, c.Channel, c.ReleaseID, c.MaxChannels)
 	})
 	return rel, err
 }
 
 // SetYanked implements store.Store.
-func (db *DB) SetYanked(ctx context.Context, releaseID string, yanked bool) (distribution.Release, error) {
+func (db *DB) SetYanked(ctx context.Context, by store.Actor, releaseID string, yanked bool) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE releases SET yanked = ? WHERE id = ?`, yanked, releaseID)
-		if err != nil {
+	err := db.write(ctx, func(t writeTx) error {
+		var err error
+		if rel, err = t.release(releaseID); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return store.ErrNotFound
+		if _, err := t.authorize(by, rel.PluginID); err != nil {
+			return err
 		}
-		rel, err = release(ctx, tx, releaseID)
-		return err
+		if _, err := t.stmt(t.q.setYanked).ExecContext(ctx, yanked, releaseID); err != nil {
+			return err
+		}
+		rel.Yanked = yanked
+		return nil
 	})
 	return rel, err
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// progressCmd is a command whose stderr is a buffer that the test treats
+// as a terminal.
+func progressCmd(t *testing.T, asJSON bool) (*cobra.Command, *bytes.Buffer) {
+	t.Helper()
+	var errb bytes.Buffer
+	cmd := &cobra.Command{}
+	cmd.Flags().Bool("json", asJSON, "")
+	cmd.SetErr(&errb)
+	cmd.SetContext(context.Background())
+	term, delay := stderrIsTerminal, progressDelay
+	t.Cleanup(func() { stderrIsTerminal, progressDelay = term, delay })
+	stderrIsTerminal = func(w any) bool { return w == &errb }
+	return cmd, &errb
+}
+
+// TestProgress: a bar draws on a terminal once the delay has passed, never
+// with --json, never when stderr is not a terminal, and an operation that
+// ends before the delay leaves no trace.
+func TestProgress(t *testing.T) {
+	cmd, errb := progressCmd(t, false)
+	progressDelay = 0
+	p := startProgress(cmd, "fetch evil\x1b[2J", 3, false)
+	time.Sleep(200 * time.Millisecond)
+	p.add(3)
+	p.done()
+	p.done() // idempotent
+	if out := errb.String(); !strings.Contains(out, "fetch evil") || !strings.Contains(out, "3 / 3") || strings.Contains(out, "\x1b[2J") {
+		t.Errorf("drawn bar: %q", out)
+	}
+
+	cmd, errb = progressCmd(t, false)
+	progressDelay = time.Hour
+	p = startProgress(cmd, "quick", 1, false)
+	p.add(1)
+	p.done()
+	if errb.Len() != 0 {
+		t.Errorf("a quick operation drew %q", errb.String())
+	}
+
+	cmd, errb = progressCmd(t, true)
+	progressDelay = 0
+	p = startProgress(cmd, "json", 1, false)
+	p.add(1)
+	p.done()
+	if errb.Len() != 0 || p.bar != nil {
+		t.Errorf("--json drew %q", errb.String())
+	}
+
+	// Not a terminal: the real check says so for a buffer.
+	stderrIsTerminal = realTerminalCheck
+	p = startProgress(cmd, "pipe", 1, true)
+	if p.bar != nil || p.reader(strings.NewReader("x")) == nil {
+		t.Error("a bar on a non-terminal")
+	}
+}

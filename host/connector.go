@@ -1,0 +1,381 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plugkit/plugkit/mcprun"
+)
+
+// Tool is a tool of one of the host's servers.
+type Tool struct {
+	// Name is the tool's name in the host: ToolName(Plugin, server, tool).
+	Name     string
+	Plugin   string
+	ServerID string // PLUGIN/SERVER
+	// Def is the tool as the server declared it; Def.Name is the server's
+	// own name for it.
+	Def *mcp.Tool
+}
+
+// Prompt is a prompt of one of the host's servers, named like a tool.
+type Prompt struct {
+	Name     string // ToolName(Plugin, server, Def.Name)
+	Plugin   string
+	ServerID string
+	Def      *mcp.Prompt
+}
+
+// Resource is a resource of one of the host's servers.
+type Resource struct {
+	URI      string // ResourceURI(Plugin, server, Def.URI)
+	Plugin   string
+	ServerID string
+	Def      *mcp.Resource
+}
+
+// ResourceTemplate is a resource template of one of the host's servers.
+type ResourceTemplate struct {
+	URITemplate string // ResourceURI(Plugin, server, Def.URITemplate)
+	Plugin      string
+	ServerID    string
+	Def         *mcp.ResourceTemplate
+}
+
+// ServerTools lists the tools of one server, starting it if needed.
+func (h *Host) ServerTools(ctx context.Context, id string) ([]Tool, error) {
+	s, err := h.server(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.tools(ctx)
+}
+
+func (s *server) tools(ctx context.Context) ([]Tool, error) {
+	defs, err := cachedList(ctx, s, kindTools, toolsOffered, toolsPage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tool, len(defs))
+	for i, d := range defs {
+		out[i] = Tool{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	}
+	return out, nil
+}
+
+func (s *server) prompts(ctx context.Context) ([]Prompt, error) {
+	defs, err := cachedList(ctx, s, kindPrompts, promptsOffered, promptsPage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prompt, len(defs))
+	for i, d := range defs {
+		out[i] = Prompt{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	}
+	return out, nil
+}
+
+func (s *server) resources(ctx context.Context) ([]Resource, error) {
+	defs, err := cachedList(ctx, s, kindResources, resourcesOffered, resourcesPage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Resource, len(defs))
+	for i, d := range defs {
+		out[i] = Resource{URI: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URI), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	}
+	return out, nil
+}
+
+func (s *server) templates(ctx context.Context) ([]ResourceTemplate, error) {
+	defs, err := cachedList(ctx, s, kindTemplates, resourcesOffered, templatesPage)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ResourceTemplate, len(defs))
+	for i, d := range defs {
+		out[i] = ResourceTemplate{URITemplate: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URITemplate),
+			Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	}
+	return out, nil
+}
+
+// Tools lists every tool of every server under its host name, sorted by
+// name, starting the servers that are not running yet (concurrently).
+// A server that is skipped, fails or cannot list contributes nothing and
+// is logged (its state is in Servers); two tools that would share a name
+// are both withheld. The error is for the caller's ctx or a closed host.
+func (h *Host) Tools(ctx context.Context) ([]Tool, error) {
+	all, err := collect(ctx, h, (*server).tools)
+	return unique(h, all, func(t Tool) string { return t.Name }), err
+}
+
+// Prompts lists the prompts of every server, named like tools.
+func (h *Host) Prompts(ctx context.Context) ([]Prompt, error) {
+	all, err := collect(ctx, h, (*server).prompts)
+	return unique(h, all, func(p Prompt) string { return p.Name }), err
+}
+
+// Resources lists the resources of every server under their host URIs.
+func (h *Host) Resources(ctx context.Context) ([]Resource, error) {
+	all, err := collect(ctx, h, (*server).resources)
+	return unique(h, all, func(r Resource) string { return r.URI }), err
+}
+
+// ResourceTemplates lists the resource templates of every server under
+// their host URI templates.
+func (h *Host) ResourceTemplates(ctx context.Context) ([]ResourceTemplate, error) {
+	all, err := collect(ctx, h, (*server).templates)
+	return unique(h, all, func(r ResourceTemplate) string { return r.URITemplate }), err
+}
+
+// collect gathers one list from every server that is not skipped.
+func collect[T any](ctx context.Context, h *Host, list func(*server, context.Context) ([]T, error)) ([]T, error) {
+	if err := h.open(); err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var all []T
+	eachServer(h.servers(), func(s *server) {
+		items, err := list(s, ctx)
+		if err != nil {
+			if ctx.Err() == nil && !s.skipped() {
+				h.opts.Logger.Warn("server not listed", "server", s.def.ID, "reason", err.Error())
+			}
+			return
+		}
+		mu.Lock()
+		all = append(all, items...)
+		mu.Unlock()
+	})
+	return all, ctx.Err()
+}
+
+// unique sorts items by key and withholds every key that two items share.
+func unique[T any](h *Host, items []T, key func(T) string) []T {
+	slices.SortStableFunc(items, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	out := items[:0]
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && key(items[j]) == key(items[i]) {
+			j++
+		}
+		if j-i == 1 {
+			out = append(out, items[i])
+		} else {
+			h.opts.Logger.Error("name withheld: several servers' items map to it", "name", key(items[i]))
+		}
+		i = j
+	}
+	return out
+}
+
+// skipped reports whether the server was skipped, which is reported once
+// where it happened and not again at every list.
+func (s *server) skipped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Status == mcprun.StatusSkipped
+}
+
+// open reports ErrClosed after Close.
+func (h *Host) open() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// find returns the one server item named name: first from the lists
+// cached already; for a name ToolName made without a hash, by listing
+// only the server it names; otherwise by listing every server.
+func find[T any](ctx context.Context, h *Host, name string, k kind, list func(*server, context.Context) ([]T, error), key func(T) string) (*server, T, error) {
+	var zero T
+	if err := h.open(); err != nil {
+		return nil, zero, err
+	}
+	var mu sync.Mutex
+	var lastErr error
+	var found *server
+	var item T
+	n := 0
+	match := func(s *server) {
+		items, err := list(s, ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			lastErr = err
+			return
+		}
+		for _, it := range items {
+			if key(it) == name {
+				found, item, n = s, it, n+1
+			}
+		}
+	}
+	all := h.servers()
+	p, sv, plain := splitPlainName(name)
+	if plain {
+		// Only the server the name spells can hold it.
+		all = slices.DeleteFunc(all, func(s *server) bool { return s.plugin.Package.Name != p || s.def.Name != sv })
+		eachServer(all, match)
+		if n == 0 && len(all) == 1 && lastErr != nil {
+			return nil, zero, lastErr // that server is down: say why
+		}
+	} else {
+		// Lists already cached cost no request: look there first, and
+		// list every server only for a name not found there.
+		for _, s := range all {
+			if s.cached(k) {
+				match(s)
+			}
+		}
+		if n == 0 {
+			eachServer(all, match)
+		}
+	}
+	s := found
+	switch {
+	case ctx.Err() != nil:
+		return nil, zero, ctx.Err()
+	case n == 0:
+		return nil, zero, fmt.Errorf("%w: no tool or prompt named %q", ErrNotFound, name)
+	case n > 1:
+		return nil, zero, fmt.Errorf("%w: %q is withheld: several servers' items map to it", ErrNotFound, name)
+	}
+	return s, item, nil
+}
+
+// cached reports whether the server is ready with its list k cached, so
+// that searching it costs no request.
+func (s *server) cached(k kind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lists[k].conn != nil && s.lists[k].conn == s.conn
+}
+
+// CallTool calls the tool named name (its host name) with arguments
+// (anything that marshals to a JSON object; nil sends none) under
+// CallTimeout. Resource URIs in the result are rewritten to the host's.
+// A tool that reports a failure is a result with IsError set, not an
+// error; the error is for a tool not found, a server unavailable (see
+// ErrUnavailable) or a request that failed or timed out.
+func (h *Host) CallTool(ctx context.Context, name string, arguments any) (*mcp.CallToolResult, error) {
+	s, t, err := find(ctx, h, name, kindTools, (*server).tools, func(t Tool) string { return t.Name })
+	if err != nil {
+		return nil, err
+	}
+	return s.call(ctx, t.Def.Name, arguments)
+}
+
+// CallServerTool calls the tool a server names tool, on the server with
+// the given ID, without listing its tools first; otherwise as CallTool.
+func (h *Host) CallServerTool(ctx context.Context, serverID, tool string, arguments any) (*mcp.CallToolResult, error) {
+	s, err := h.server(serverID)
+	if err != nil {
+		return nil, err
+	}
+	return s.call(ctx, tool, arguments)
+}
+
+func (s *server) call(ctx context.Context, tool string, arguments any) (*mcp.CallToolResult, error) {
+	sess, _, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.CallToolResult
+	err = withTimeout(ctx, s.h.opts.CallTimeout, "tools/call", func(ctx context.Context) (err error) {
+		res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: %w", s.def.ID, tool, err)
+	}
+	s.rewrite(res.Content)
+	return res, nil
+}
+
+// GetPrompt gets the forwarded prompt named name (see Prompts).
+func (h *Host) GetPrompt(ctx context.Context, name string, arguments map[string]string) (*mcp.GetPromptResult, error) {
+	s, p, err := find(ctx, h, name, kindPrompts, (*server).prompts, func(p Prompt) string { return p.Name })
+	if err != nil {
+		return nil, err
+	}
+	sess, _, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.GetPromptResult
+	err = withTimeout(ctx, h.opts.CallTimeout, "prompts/get", func(ctx context.Context) (err error) {
+		res, err = sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Def.Name, Arguments: arguments})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: prompt %s: %w", s.def.ID, p.Def.Name, err)
+	}
+	for _, m := range res.Messages {
+		s.rewrite([]mcp.Content{m.Content})
+	}
+	return res, nil
+}
+
+// ReadServerResource reads a forwarded resource by its host URI (see
+// ResourceURI), from a listed resource or any expansion of a template.
+func (h *Host) ReadServerResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	plugin, name, original, err := ParseResourceURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.server(plugin + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	sess, _, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.ReadResourceResult
+	err = withTimeout(ctx, h.opts.CallTimeout, "resources/read", func(ctx context.Context) (err error) {
+		res, err = sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: original})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: resource %s: %w", s.def.ID, original, err)
+	}
+	for _, c := range res.Contents {
+		if c != nil {
+			c.URI = ResourceURI(plugin, name, c.URI)
+		}
+	}
+	return res, nil
+}
+
+// rewrite gives the resource URIs inside content (links and embedded
+// resources) the host's names, so that a client can read them through the
+// host.
+func (s *server) rewrite(content []mcp.Content) {
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			c.URI = s.resourceURI(c.URI)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				c.Resource.URI = s.resourceURI(c.Resource.URI)
+			}
+		}
+	}
+}
+
+func (s *server) resourceURI(uri string) string {
+	if uri == "" {
+		return uri
+	}
+	return ResourceURI(s.plugin.Package.Name, s.def.Name, uri)
+}

@@ -1,0 +1,280 @@
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/internal/jsontree"
+)
+
+const (
+	digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	digestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// sampleLock is a lock with every kind of source and server.
+func sampleLock() *Lock {
+	l := &Lock{Version: LockVersion}
+	l.Set(Entry{Name: "notes", Version: "2.0.0", Source: Source{Kind: KindRegistry, Registry: "https://plugins.example.com", Plugin: "notes", Channel: "stable"},
+		Identity: digestA, ArchiveDigest: digestA, InstalledAt: "2026-01-02T03:04:05Z", Skills: []string{"a", "b"},
+		Servers: []Server{
+			{Name: "api", Transport: "streamable-http", URL: "https://api.example.com/mcp", Headers: map[string]string{"X-B": digestB, "X-A": digestA}},
+			{Name: "db", Transport: "stdio", Command: "./bin/db", Args: []string{"--x", ""}, Cwd: "${PLUGIN_DATA}", Env: map[string]string{"Z": digestA, "A": digestB}},
+		}})
+	l.Set(Entry{Name: "kv", Version: "", Source: Source{Kind: KindDirectory, Path: "/src/kv"},
+		Identity: digestB, ArchiveDigest: digestB, InstalledAt: "2026-01-02T03:04:05Z"})
+	l.Set(Entry{Name: "oci.tool", Version: "1", Source: Source{Kind: KindOCI, Reference: "oci://127.0.0.1:5000/p/tool:1.0"},
+		Identity: digestA, ArchiveDigest: digestB, InstalledAt: "2026-01-02T03:04:05Z", Trust: &Trust{Rule: "team", Signer: "key:abc"}})
+	return l
+}
+
+// TestLockFormat: fixed key order, entries and servers sorted, env and
+// header names sorted, values only as digests, and byte-identical when
+// read and written again.
+func TestLockFormat(t *testing.T) {
+	b := sampleLock().Encode()
+	want := `{
+  "lockfileVersion": 1,
+  "plugins": [
+    {
+      "name": "kv",
+      "version": "",
+      "source": {
+        "kind": "directory",
+        "path": "/src/kv"
+      },`
+	if !strings.HasPrefix(string(b), want) {
+		t.Fatalf("lock starts\n%s\nwant\n%s", b[:min(len(b), len(want))], want)
+	}
+	for _, order := range [][]string{
+		{`"kv"`, `"notes"`, `"oci.tool"`},
+		{`"name": "api"`, `"name": "db"`},
+		{`"X-A"`, `"X-B"`},
+		{`"A": `, `"Z": `},
+		{`"name"`, `"version"`, `"source"`, `"identity"`, `"archiveDigest"`, `"installedAt"`, `"trust"`, `"skills"`, `"servers"`},
+	} {
+		s := string(b)
+		if order[0] == `"name"` {
+			s = s[strings.Index(s, `"oci.tool"`)-len(`"name": `):]
+		}
+		last := -1
+		for _, k := range order {
+			i := strings.Index(s, k)
+			if i <= last {
+				t.Errorf("%s out of order in\n%s", k, s)
+			}
+			last = i
+		}
+	}
+	l, err := ParseLock(b, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := l.Encode(); !bytes.Equal(again, b) {
+		t.Fatalf("rewritten without a change, the lock differs:\n%s\n%s", b, again)
+	}
+	if !bytes.HasSuffix(b, []byte("}\n")) {
+		t.Error("no final newline")
+	}
+}
+
+// TestLockRefusals: every malformed lock is refused with ErrLockInvalid,
+// names that could leave the home first of all.
+func TestLockRefusals(t *testing.T) {
+	base := string(sampleLock().Encode())
+	mutate := func(old, new string) string {
+		if !strings.Contains(base, old) {
+			t.Fatalf("sample lock has no %q", old)
+		}
+		return strings.Replace(base, old, new, 1)
+	}
+	for name, doc := range map[string]string{
+		"empty":             ``,
+		"not an object":     `[]`,
+		"no version":        `{"plugins": []}`,
+		"version 2":         `{"lockfileVersion": 2, "plugins": []}`,
+		"unknown field":     `{"lockfileVersion": 1, "plugins": [], "extra": 1}`,
+		"duplicate key":     `{"lockfileVersion": 1, "plugins": [], "plugins": []}`,
+		"trailing data":     `{"lockfileVersion": 1, "plugins": []} {}`,
+		"name traversal":    mutate(`"name": "kv"`, `"name": "../kv"`),
+		"name with slash":   mutate(`"name": "kv"`, `"name": "a/b"`),
+		"name dot":          mutate(`"name": "kv"`, `"name": "."`),
+		"name uppercase":    mutate(`"name": "kv"`, `"name": "KV"`),
+		"unsorted":          mutate(`"name": "kv"`, `"name": "zz"`),
+		"duplicate name":    mutate(`"name": "kv"`, `"name": "notes"`),
+		"bad digest":        mutate(`"identity": "sha256:b`, `"identity": "sha256:B`),
+		"md5":               mutate(`"archiveDigest": "sha256:`, `"archiveDigest": "md5:`),
+		"bad time":          mutate(`"installedAt": "2026-01-02T03:04:05Z"`, `"installedAt": "yesterday"`),
+		"relative path":     mutate(`"path": "/src/kv"`, `"path": "src/kv"`),
+		"unclean path":      mutate(`"path": "/src/kv"`, `"path": "/src/../kv"`),
+		"unknown kind":      mutate(`"kind": "directory"`, `"kind": "ftp"`),
+		"channel+release":   mutate(`"channel": "stable"`, `"channel": "stable", "release": "notes@2.0.0"`),
+		"registry not http": mutate(`"registry": "https://plugins.example.com"`, `"registry": "file:///etc"`),
+		"oci not oci":       mutate(`"reference": "oci://`, `"reference": "`),
+		"env value kept":    mutate(`"Z": "sha256:a`, `"Z": "plain-secret`),
+		"header value kept": mutate(`"X-A": "sha256:a`, `"X-A": "plain`),
+		"unknown transport": mutate(`"transport": "stdio"`, `"transport": "ws"`),
+		"stdio with url":    mutate(`"command": "./bin/db",`, `"command": "./bin/db", "url": "https://x",`),
+		"unsorted skills":   mutate(`"a",`, `"c",`),
+		"empty trust rule":  mutate(`"rule": "team"`, `"rule": ""`),
+		"deep nesting":      `{"lockfileVersion": 1, "plugins": [], "x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+		"invalid UTF-8":     "{\"lockfileVersion\": 1, \"plugins\": [], \"\xff\": 1}",
+	} {
+		_, err := ParseLock([]byte(doc), Limits{})
+		if !errors.Is(err, ErrLockInvalid) {
+			t.Errorf("%s: %v, want ErrLockInvalid", name, err)
+		}
+	}
+	// Limits.
+	_, err := ParseLock([]byte(base), Limits{MaxLockBytes: 100})
+	if !errors.Is(err, ErrLockInvalid) || !strings.Contains(err.Error(), "MaxLockBytes") {
+		t.Errorf("over MaxLockBytes: %v", err)
+	}
+	_, err = ParseLock([]byte(base), Limits{MaxPlugins: 2})
+	if !errors.Is(err, ErrLockInvalid) || !strings.Contains(err.Error(), "MaxPlugins") {
+		t.Errorf("over MaxPlugins: %v", err)
+	}
+}
+
+// TestReadLockRefusesHostileLock: a home whose lock names a plugin "..",
+// or is too large, is not used: no writer starts, nothing is removed.
+func TestReadLockRefusesHostileLock(t *testing.T) {
+	dir := t.TempDir()
+	h := openHome(t, dir)
+	writeFile(t, filepath.Join(dir, "data", "victim", "keep"), "x")
+	writeFile(t, h.LockPath(), strings.Replace(string(sampleLock().Encode()), `"name": "kv"`, `"name": "../data/victim"`, 1))
+	if _, err := h.List(); !errors.Is(err, ErrLockInvalid) {
+		t.Fatalf("list: %v", err)
+	}
+	_, err := h.Remove(t.Context(), []string{"kv"}, RemoveOptions{Purge: true})
+	if !errors.Is(err, ErrLockInvalid) {
+		t.Fatalf("remove: %v", err)
+	}
+	if readFile(t, filepath.Join(dir, "data", "victim", "keep")) != "x" {
+		t.Fatal("victim touched")
+	}
+	h2, _ := Open(dir, Options{Limits: Limits{MaxLockBytes: 10}})
+	if _, err := h2.List(); err == nil || !strings.Contains(err.Error(), "MaxLockBytes") {
+		t.Fatalf("over the limit: %v", err)
+	}
+}
+
+// bigLock is a valid lock of about size bytes, in the shape given.
+func bigLock(size int, shape string) []byte {
+	entry := func(i int) Entry {
+		e := Entry{Name: fmt.Sprintf("p%07d", i), Version: "1.0.0", Source: Source{Kind: KindDirectory, Path: "/src/p"},
+			Identity: digestA, ArchiveDigest: digestA, InstalledAt: "2026-01-02T03:04:05Z"}
+		switch shape {
+		case "many servers":
+			for j := 0; j < 50; j++ {
+				e.Servers = append(e.Servers, Server{Name: fmt.Sprintf("s%03d", j), Transport: "stdio", Command: "x",
+					Env: map[string]string{"A": digestA}})
+			}
+		case "long args":
+			e.Servers = []Server{{Name: "s", Transport: "stdio", Command: "x", Args: []string{strings.Repeat("a", 60000)}}}
+		}
+		return e
+	}
+	one := len((&Lock{Version: LockVersion, Plugins: []Entry{entry(0)}}).Encode())
+	l := &Lock{Version: LockVersion}
+	for i := 0; i < max(size/one, 1); i++ {
+		l.Plugins = append(l.Plugins, entry(i))
+	}
+	return l.Encode()
+}
+
+// TestParseLockCostIsLinear: reading a lock costs what its size costs,
+// whatever its shape. From 1 MiB to 16 MiB (4 MiB under the race
+// detector) the bytes allocated grow like
+// the size, and the time grows like the time of the strict JSON parse of
+// the same bytes (a loaded VM makes 16 MiB of anything cost more than 16
+// times 1 MiB, so time is compared with that reference, measured in the
+// same run).
+func TestParseLockCostIsLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 16 MiB locks")
+	}
+	largeSize, largeRuns := 16<<20, 3
+	if raceEnabled {
+		largeSize, largeRuns = 4<<20, 2
+	}
+	for _, shape := range []string{"many plugins", "many servers", "long args"} {
+		small, large := bigLock(1<<20, shape), bigLock(largeSize, shape)
+		ts, rs, as := parseCost(t, small, 5)
+		tl, rl, al := parseCost(t, large, largeRuns)
+		sizeRatio := float64(len(large)) / float64(len(small))
+		// ParseLock includes the JSON parse: below 1x is noise.
+		overSmall, overLarge := max(float64(ts)/float64(rs), 1), float64(tl)/float64(rl)
+		allocRatio := float64(al) / float64(as)
+		t.Logf("%s: %d B in %v (JSON parse %v, %d B allocated); %d B in %v (JSON parse %v, %d B allocated)",
+			shape, len(small), ts, rs, as, len(large), tl, rl, al)
+		if overLarge > 3*overSmall {
+			t.Errorf("%s: %.1fx the JSON parse at 1 MiB, %.1fx at 16 MiB", shape, overSmall, overLarge)
+		}
+		if allocRatio > 2*sizeRatio || al > uint64(len(large))*20 {
+			t.Errorf("%s: allocation grew x%.1f for x%.1f the size (%d B for %d B)", shape, allocRatio, sizeRatio, al, len(large))
+		}
+	}
+}
+
+// parseCost is the best time of runs ParseLock calls, the best time of
+// as many strict JSON parses of the same bytes, and the bytes one
+// ParseLock allocates.
+func parseCost(t *testing.T, b []byte, runs int) (parse, ref time.Duration, alloc uint64) {
+	parse, ref = time.Hour, time.Hour
+	for i := 0; i < runs; i++ {
+		runtime.GC()
+		before := heapAllocs()
+		start := time.Now()
+		if _, err := ParseLock(b, Limits{MaxLockBytes: 64 << 20, MaxPlugins: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		parse = min(parse, time.Since(start))
+		alloc = heapAllocs() - before
+		runtime.GC()
+		start = time.Now()
+		if _, err := jsontree.Parse(b, 16); err != nil {
+			t.Fatal(err)
+		}
+		ref = min(ref, time.Since(start))
+	}
+	return parse, ref, alloc
+}
+
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestLockWrittenDurably: the lock is replaced by rename, never written in
+// place, so a reader holding the old file keeps reading it whole.
+func TestLockWrittenDurably(t *testing.T) {
+	dir := t.TempDir()
+	h := openHome(t, filepath.Join(dir, "home"))
+	mustInstall(t, h, pathSource(kvV1().writeDir(t, filepath.Join(dir, "kv"))))
+	f, err := os.Open(h.LockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := readFile(t, h.LockPath())
+	mustInstall(t, h, pathSource(plugin{name: "notes", version: "1"}.writeDir(t, filepath.Join(dir, "notes"))))
+	var got bytes.Buffer
+	if _, err := got.ReadFrom(f); err != nil || got.String() != old {
+		t.Fatalf("the open lock changed under its reader: %v", err)
+	}
+	var l Lock
+	if err := json.Unmarshal([]byte(readFile(t, h.LockPath())), &l); err != nil || len(l.Plugins) != 2 {
+		t.Fatalf("new lock: %v", err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build unix
+
+package atomicfile
+
+func isDirSyncUnsupported(error) bool { return false }
