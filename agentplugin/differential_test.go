@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dlclark/regexp2"
@@ -40,6 +41,36 @@ func compileSchema(t *testing.T, name string) *jsonschema.Schema {
 		return regexp2Engine{re}, err
 	})
 	s, err := c.Compile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// compilePlugkitSchema compiles plugkit's own schema of document, with
+// Go's regexp engine (RE2) or with an ECMAScript one, as editors run it.
+func compilePlugkitSchema(t *testing.T, document string, ecma bool) *jsonschema.Schema {
+	t.Helper()
+	b, err := agentplugin.JSONSchema(document, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if ecma {
+		c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
+			re, err := regexp2.Compile(s, regexp2.ECMAScript)
+			return regexp2Engine{re}, err
+		})
+	}
+	id := agentplugin.SchemaID(document, "1.0.0")
+	if err := c.AddResource(id, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +147,18 @@ var manifestOrder = []string{"$schema", "name", "version", "description", "homep
 // and is still loaded (with a warning).
 func TestDifferentialManifest(t *testing.T) {
 	schema := compileSchema(t, "plugin.schema.json")
+	ours := []*jsonschema.Schema{compilePlugkitSchema(t, agentplugin.SchemaPlugin, false), compilePlugkitSchema(t, agentplugin.SchemaPlugin, true)}
 	r := rand.New(rand.NewPCG(1, 2))
 	agreeValid, agreeInvalid := 0, 0
 	for i := range 3000 {
 		var exceptions []string
 		doc, _ := json.Marshal(build(r, manifestFields, manifestOrder, 0.85, &exceptions))
 		valid := schemaValid(t, schema, doc)
+		for _, o := range ours {
+			if schemaValid(t, o, doc) != valid {
+				t.Fatalf("case %d: official schema valid=%v, plugkit's schema differs\n%s", i, valid, doc)
+			}
+		}
 		s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": doc})
 		pkg, err := agentplugin.Load(s, agentplugin.Options{})
 		loaded := err == nil
@@ -213,6 +250,7 @@ func renameExtra(s map[string]any, field string) {
 // is stricter than the schema: then plugkit must refuse the entry.
 func TestDifferentialMCP(t *testing.T) {
 	schema := compileSchema(t, "mcp.schema.json")
+	ours := []*jsonschema.Schema{compilePlugkitSchema(t, agentplugin.SchemaMCP, false), compilePlugkitSchema(t, agentplugin.SchemaMCP, true)}
 	r := rand.New(rand.NewPCG(3, 4))
 	counts := map[bool]int{}
 	for i := range 3000 {
@@ -245,6 +283,14 @@ func TestDifferentialMCP(t *testing.T) {
 		}
 		raw, _ := json.Marshal(doc)
 		valid := schemaValid(t, schema, raw)
+		// plugkit's schema says what the official one says, but for the
+		// two rules of the specification's text it encodes.
+		encoded := slices.ContainsFunc(exceptions, func(e string) bool { return e == exEnvName || e == exServerName })
+		for _, o := range ours {
+			if got := schemaValid(t, o, raw); got != (valid && !encoded) {
+				t.Fatalf("case %d: official schema valid=%v (exceptions %v), plugkit's schema valid=%v\n%s", i, valid, exceptions, got, raw)
+			}
+		}
 		s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(minimal), "mcp.json": raw})
 		pkg, err := agentplugin.Load(s, agentplugin.Options{})
 		if err != nil {

@@ -135,6 +135,16 @@ func (l *loader) at(sev Severity, code string, d *jsonDoc, ptr pointer, offset i
 	}
 }
 
+// atMsg is at for a message whose arguments cost something to build (a
+// member name to decode): msg runs only when the diagnostic is kept. Loops
+// over members use it, so that a million members past MaxDiagnostics cost
+// no more than parsing them.
+func (l *loader) atMsg(sev Severity, code string, d *jsonDoc, ptr pointer, offset int, msg func() string) {
+	if !l.full() {
+		l.place(sev, code, d, ptr, offset, msg())
+	}
+}
+
 // place keeps a diagnostic about the JSON value at offset in d, once full
 // has said there is room for it.
 func (l *loader) place(sev Severity, code string, d *jsonDoc, ptr pointer, offset int, msg string) {

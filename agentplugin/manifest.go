@@ -2,6 +2,7 @@ package agentplugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -49,19 +50,27 @@ func (l *loader) manifest() bool {
 	if !m.schema(root) {
 		return false
 	}
+	m.rule = manifestRule(l.version)
 	m.fields(root)
 	return m.ok
 }
 
 // manifestCheck validates the members of one plugin.json object.
 type manifestCheck struct {
-	l   *loader
-	doc *jsonDoc
-	ok  bool
+	l    *loader
+	doc  *jsonDoc
+	rule *rule // the fields of the manifest and their types
+	ok   bool
 }
 
 func (m *manifestCheck) fail(code string, p pointer, n jsontree.Node, format string, args ...any) {
 	m.l.at(Error, code, m.doc, p, n.Offset(), format, args...)
+	m.ok = false
+}
+
+// failMsg is fail with a message built only when it is kept (see atMsg).
+func (m *manifestCheck) failMsg(code string, p pointer, n jsontree.Node, msg func() string) {
+	m.l.atMsg(Error, code, m.doc, p, n.Offset(), msg)
 	m.ok = false
 }
 
@@ -107,6 +116,14 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 		pkg.Manifest[name] = json.RawMessage(mem.Value.Raw())
 		p := ptrMember("", mem.Key)
 		v := mem.Value
+		if _, known := m.rule.field(name); !known {
+			// Spec 5.2: report and ignore each unknown field; assign it no
+			// meaning. It stays in Manifest as the original object.
+			m.l.atMsg(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(), func() string {
+				return fmt.Sprintf("unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
+			})
+			continue
+		}
 		switch name {
 		case "$schema":
 		case "name":
@@ -133,11 +150,6 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 			m.author(p.String(), v)
 		case "extensions":
 			m.extensions(p.String(), v)
-		default:
-			// Spec 5.2: report and ignore each unknown field; assign it no
-			// meaning. It stays in Manifest as the original object.
-			m.l.at(Warning, CodeManifestUnknownField, m.doc, p, mem.Offset(),
-				"unknown top-level field %q is ignored (client data belongs under \"extensions\")", name)
 		}
 	}
 }
@@ -172,24 +184,27 @@ func (m *manifestCheck) author(p string, v jsontree.Node) {
 		return
 	}
 	a := &Author{}
+	authorRule, _ := m.rule.field("author")
 	for mem := range v.Members() {
-		var dst *string
-		switch {
-		case mem.Key.Equal("name"):
-			dst = &a.Name
-		case mem.Key.Equal("email"):
-			dst = &a.Email
-		case mem.Key.Equal("url"):
-			dst = &a.URL
-		default:
-			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "\"author\" may hold only name, email and url, not %q", mem.Name())
+		name := mem.Name()
+		if _, known := authorRule.field(name); !known {
+			m.failMsg(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, func() string {
+				return fmt.Sprintf("\"author\" may hold only name, email and url, not %q", name)
+			})
 			continue
 		}
 		if mem.Value.Kind() != jsontree.String {
-			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "author %q must be a string, not %s", mem.Name(), article(mem.Value.Kind()))
+			m.fail(CodeManifestAuthor, ptrMember(p, mem.Key), mem.Value, "author %q must be a string, not %s", name, article(mem.Value.Kind()))
 			continue
 		}
-		*dst = mem.Value.Str()
+		switch name {
+		case "name":
+			a.Name = mem.Value.Str()
+		case "email":
+			a.Email = mem.Value.Str()
+		case "url":
+			a.URL = mem.Value.Str()
+		}
 	}
 	m.l.pkg.Author = a
 }
@@ -207,13 +222,15 @@ func (m *manifestCheck) extensions(p string, v jsontree.Node) {
 	for mem := range v.Members() {
 		name := mem.Name()
 		if mem.Value.Kind() != jsontree.Object {
-			m.fail(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value,
-				"extension %q must be an object, not %s", name, article(mem.Value.Kind()))
+			m.failMsg(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value, func() string {
+				return fmt.Sprintf("extension %q must be an object, not %s", name, article(mem.Value.Kind()))
+			})
 			continue
 		}
 		if !IsNamespace(name) {
-			m.l.at(Warning, CodeManifestExtensionNamespace, m.doc, ptrMember(p, mem.Key), mem.Offset(),
-				"extension key %q is not a reverse-domain namespace such as com.example.client", name)
+			m.l.atMsg(Warning, CodeManifestExtensionNamespace, m.doc, ptrMember(p, mem.Key), mem.Offset(), func() string {
+				return fmt.Sprintf("extension key %q is not a reverse-domain namespace such as com.example.client", name)
+			})
 		}
 		pkg.Extensions = append(pkg.Extensions, name)
 		pkg.ExtensionData[name] = json.RawMessage(mem.Value.Raw())

@@ -1,6 +1,7 @@
 package agentplugin
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -69,8 +70,10 @@ func (l *loader) mcp() {
 	}
 	for m := range root.Members() {
 		if !m.Key.Equal("$schema") && !m.Key.Equal("mcpServers") {
-			fail(CodeMCPUnknownField, ptrMember("", m.Key), m.Offset(),
-				"unknown top-level field %q (mcp.json allows only $schema and mcpServers)", m.Name())
+			l.atMsg(Error, CodeMCPUnknownField, d, ptrMember("", m.Key), m.Offset(), func() string {
+				return fmt.Sprintf("unknown top-level field %q (mcp.json allows only $schema and mcpServers); MCP is disabled for this plugin", m.Name())
+			})
+			ok = false
 		}
 	}
 	if !ok {
@@ -78,6 +81,7 @@ func (l *loader) mcp() {
 		return
 	}
 	l.pkg.MCP = MCPConfigured
+	serversRule, _ := mcpRule(l.version).field("mcpServers")
 	i := 0
 	for m := range servers.Members() {
 		if i >= l.limits.MaxServers {
@@ -87,7 +91,7 @@ func (l *loader) mcp() {
 		}
 		i++
 		name := m.Name()
-		sc := &serverCheck{l: l, doc: d, name: name, ptr: "/mcpServers/" + jsontree.EscapePointer(name), ok: true}
+		sc := &serverCheck{l: l, doc: d, servers: serversRule, name: name, ptr: "/mcpServers/" + jsontree.EscapePointer(name), ok: true}
 		if s := sc.check(m); s != nil {
 			l.pkg.Servers = append(l.pkg.Servers, *s)
 		}
@@ -97,26 +101,24 @@ func (l *loader) mcp() {
 
 // serverCheck validates one entry of mcpServers (spec 7.2.1).
 type serverCheck struct {
-	l    *loader
-	doc  *jsonDoc
-	name string
-	ptr  string
-	ok   bool
+	l       *loader
+	doc     *jsonDoc
+	servers *rule // the rule of mcpServers, whose values are the variants
+	name    string
+	ptr     string
+	ok      bool
 }
 
 func (c *serverCheck) fail(code string, p pointer, offset int, format string, args ...any) {
-	c.ok = false
-	if !c.l.full() {
-		c.l.place(Error, code, c.doc, p, offset,
-			fmt.Sprintf("server %q: "+format+"; the server is skipped", append([]any{c.name}, args...)...))
-	}
+	c.failMsg(code, p, offset, func() string { return fmt.Sprintf(format, args...) })
 }
 
-// variantFields lists the fields of each closed variant.
-var variantFields = map[Transport][]string{
-	Stdio:          {"type", "command", "args", "env", "cwd"},
-	StreamableHTTP: {"type", "url", "headers"},
-	SSE:            {"type", "url", "headers"},
+// failMsg is fail with a message built only when it is kept (see atMsg).
+func (c *serverCheck) failMsg(code string, p pointer, offset int, msg func() string) {
+	c.ok = false
+	c.l.atMsg(Error, code, c.doc, p, offset, func() string {
+		return fmt.Sprintf("server %q: %s; the server is skipped", c.name, msg())
+	})
 }
 
 func (c *serverCheck) check(m jsontree.Member) *Server {
@@ -138,17 +140,19 @@ func (c *serverCheck) check(m jsontree.Member) *Server {
 		return nil
 	}
 	typ := Transport(t.Str())
-	fields, known := variantFields[typ]
+	variantRule, known := variant(c.servers, typ)
 	if !known {
 		c.fail(CodeServerType, ptr(c.ptr+"/type"), t.Offset(), "unknown type %q (expected stdio, streamable-http or sse)", t.Str())
 		return nil
 	}
 	s := &Server{ID: c.l.pkg.Name + "/" + c.name, Name: c.name, Type: typ, Raw: v.Raw()}
+	fields := variantRule.fieldNames()
 	for f := range v.Members() {
 		if !slices.ContainsFunc(fields, f.Key.Equal) {
-			name := f.Name()
-			c.fail(CodeServerUnknownField, ptrMember(c.ptr, f.Key), f.Offset(),
-				"field %q is not allowed in a %s server%s", name, typ, otherVariant(name, typ))
+			c.failMsg(CodeServerUnknownField, ptrMember(c.ptr, f.Key), f.Offset(), func() string {
+				name := f.Name()
+				return fmt.Sprintf("field %q is not allowed in a %s server%s", name, typ, c.otherVariant(name, typ))
+			})
 		}
 	}
 	if typ == Stdio {
@@ -167,9 +171,11 @@ func (c *serverCheck) check(m jsontree.Member) *Server {
 	return s
 }
 
-func otherVariant(field string, typ Transport) string {
+// otherVariant names the variant a field of another transport belongs to,
+// for the message about it.
+func (c *serverCheck) otherVariant(field string, typ Transport) string {
 	for _, t := range AllTransports {
-		if t != typ && slices.Contains(variantFields[t], field) {
+		if v, _ := variant(c.servers, t); t != typ && slices.Contains(v.fieldNames(), field) {
 			return " (it belongs to the " + string(t) + " variant)"
 		}
 	}
@@ -197,7 +203,8 @@ func (c *serverCheck) str(obj jsontree.Node, field string, required bool) (n jso
 	return n, true
 }
 
-// stringMap reads an optional object of strings (env, headers). Values are
+// stringMap reads an optional object of strings (env, headers) and
+// returns it with the object, for the checks of its names. Values are
 // never quoted in messages: they may be secrets.
 func (c *serverCheck) stringMap(obj jsontree.Node, field string) (map[string]string, jsontree.Node) {
 	n, found := obj.Get(field)
@@ -211,13 +218,13 @@ func (c *serverCheck) stringMap(obj jsontree.Node, field string) (map[string]str
 	}
 	out := make(map[string]string, n.Len())
 	for m := range n.Members() {
-		name := m.Name()
 		if m.Value.Kind() != jsontree.String {
-			c.fail(CodeServerFieldType, ptrMember(p, m.Key), m.Value.Offset(),
-				"%s %q must have a string value, not %s", field, name, article(m.Value.Kind()))
+			c.failMsg(CodeServerFieldType, ptrMember(p, m.Key), m.Value.Offset(), func() string {
+				return fmt.Sprintf("%s %q must have a string value, not %s", field, m.Name(), article(m.Value.Kind()))
+			})
 			continue
 		}
-		out[name] = m.Value.Str()
+		out[m.Name()] = m.Value.Str()
 	}
 	return out, n
 }
@@ -247,9 +254,13 @@ func (c *serverCheck) stdio(v jsontree.Node, s *Server) {
 		p := ptrMember(c.ptr+"/env", m.Key)
 		switch {
 		case m.Key.Equal("PLUGIN_ROOT") || m.Key.Equal("PLUGIN_DATA"):
-			c.fail(CodeEnvReserved, p, m.Offset(), "env must not set %s: the client supplies it (spec 9.2)", m.Name())
-		case m.Key.Equal("") || strings.ContainsAny(m.Name(), "=\x00"):
-			c.fail(CodeEnvName, p, m.Offset(), "env name %q cannot be an environment variable name", m.Name())
+			c.failMsg(CodeEnvReserved, p, m.Offset(), func() string {
+				return "env must not set " + m.Name() + ": the client supplies it (spec 9.2)"
+			})
+		case m.Key.Equal("") || nameHasAny(m.Key, "=\x00"):
+			c.failMsg(CodeEnvName, p, m.Offset(), func() string {
+				return fmt.Sprintf("env name %q cannot be an environment variable name", m.Name())
+			})
 		}
 	}
 	s.Env = env
@@ -372,19 +383,31 @@ func (c *serverCheck) remote(v jsontree.Node, s *Server) {
 		p := ptrMember(c.ptr+"/headers", m.Key)
 		name := m.Name()
 		if !validHeaderName(name) {
-			c.fail(CodeHeaderInvalid, p, m.Offset(), "%s", CheckHeader(name, ""))
+			c.failMsg(CodeHeaderInvalid, p, m.Offset(), CheckHeader(name, "").Error)
 			continue
 		}
 		if m.Value.Kind() == jsontree.String {
 			if err := CheckHeader(name, m.Value.Str()); err != nil {
-				c.fail(CodeHeaderInvalid, p, m.Value.Offset(), "%s", err)
+				c.failMsg(CodeHeaderInvalid, p, m.Value.Offset(), err.Error)
 			}
 		}
 		lower := strings.ToLower(name)
 		if other, dup := seen[lower]; dup {
-			c.fail(CodeHeaderDuplicate, p, m.Offset(), "header %q repeats %q (header names are case-insensitive)", name, other)
+			c.failMsg(CodeHeaderDuplicate, p, m.Offset(), func() string {
+				return fmt.Sprintf("header %q repeats %q (header names are case-insensitive)", name, other)
+			})
 		}
 		seen[lower] = name
 	}
 	s.Headers = headers
+}
+
+// nameHasAny reports whether the member name key holds any of chars,
+// decoding it only when it is written with escapes.
+func nameHasAny(key jsontree.Node, chars string) bool {
+	raw := key.Raw()
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return bytes.ContainsAny(raw, chars)
+	}
+	return strings.ContainsAny(key.Str(), chars)
 }

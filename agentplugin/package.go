@@ -126,8 +126,9 @@ type Options struct {
 	// Transports are the MCP transports the client supports; nil means all.
 	// A valid entry of another transport is skipped with a warning.
 	Transports []Transport
-	// StrictSkills makes an unknown SKILL.md frontmatter key an error that
-	// skips the skill, instead of a warning.
+	// StrictSkills makes an unknown SKILL.md frontmatter key, and a skill
+	// name with letters or digits outside ASCII, errors that skip the
+	// skill, instead of warnings (skill.Options.Strict).
 	StrictSkills bool
 	// Limits bound the work and the diagnostics of one load.
 	Limits Limits

@@ -3,8 +3,11 @@ package agentplugin
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/plugkit/plugkit/skill"
 	"github.com/plugkit/plugkit/snapshot"
@@ -34,13 +37,44 @@ func (l *loader) skills() {
 	case k == snapshot.Absent:
 		return
 	}
-	files := l.skillFiles()
+	steps := l.discoverSkills()
+	parseSkills(steps, skill.Options{Strict: l.opts.StrictSkills})
 	seen := map[string]string{}
+	for _, st := range steps {
+		if st.job == nil {
+			l.report(st.diag)
+		} else {
+			l.addSkill(st.job, seen)
+		}
+	}
+}
+
+// skillStep is one finding of skill discovery, in order: a diagnostic, or
+// a SKILL.md to parse.
+type skillStep struct {
+	diag Diagnostic
+	job  *skillJob
+}
+
+// skillJob is one SKILL.md and, once parsed, what skill.Parse made of it.
+type skillJob struct {
+	name, dir, doc string
+	content        []byte
+	files          map[string][]byte
+	skill          *skill.Skill
+	problems       []skill.Problem
+}
+
+// discoverSkills walks the children of skills/ in order and returns what
+// each is: a skill to parse, or why it is not one.
+func (l *loader) discoverSkills() []skillStep {
+	var steps []skillStep
+	files := l.skillFiles()
 	count := 0
 	for _, name := range l.skillCandidates() {
 		dir := skillsDir + "/" + name
 		if k, why := l.kind(dir); why != "" {
-			l.omittedSkillDir(dir, why)
+			steps = append(steps, skillStep{diag: omittedSkillDir(dir, why)})
 			continue
 		} else if k == snapshot.File {
 			continue // a file directly under skills/ is not a skill
@@ -48,25 +82,60 @@ func (l *loader) skills() {
 		doc := dir + "/" + skillFile
 		switch k, why := l.kind(doc); {
 		case why == snapshot.ReasonEscape || why == snapshot.ReasonCycle:
-			l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: doc,
-				Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); skill %q is skipped", doc, why, name)})
+			steps = append(steps, skillStep{diag: Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: doc,
+				Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); skill %q is skipped", doc, why, name)}})
 			continue
 		case why != "" || k == snapshot.Dir:
-			l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: doc,
-				Message: fmt.Sprintf("%s is not a regular file, so %s is not a skill", doc, dir)})
+			steps = append(steps, skillStep{diag: Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: doc,
+				Message: fmt.Sprintf("%s is not a regular file, so %s is not a skill", doc, dir)}})
 			continue
 		case k == snapshot.Absent:
-			l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDMissing, Path: dir,
-				Message: fmt.Sprintf("%s has no %s (exact name), so it is not a skill", dir, skillFile)})
+			steps = append(steps, skillStep{diag: Diagnostic{Severity: Warning, Code: CodeSkillMDMissing, Path: dir,
+				Message: fmt.Sprintf("%s has no %s (exact name), so it is not a skill", dir, skillFile)}})
 			continue
 		}
 		if count++; count > l.limits.MaxSkills {
-			l.report(Diagnostic{Severity: Error, Code: CodeSkillsLimit, Path: skillsDir,
-				Message: fmt.Sprintf("more than %d skills (limit MaxSkills); the rest are skipped", l.limits.MaxSkills)})
-			return
+			steps = append(steps, skillStep{diag: Diagnostic{Severity: Error, Code: CodeSkillsLimit, Path: skillsDir,
+				Message: fmt.Sprintf("more than %d skills (limit MaxSkills); the rest are skipped", l.limits.MaxSkills)}})
+			break
 		}
-		l.skill(name, dir, doc, files[dir], seen)
+		steps = append(steps, skillStep{job: &skillJob{name: name, dir: dir, doc: doc, content: l.snap.Files[doc], files: files[dir]}})
 	}
+	return steps
+}
+
+// parallelSkills is the number of skills from which parsing them is spread
+// over the CPUs: below it, starting goroutines costs more than it saves.
+const parallelSkills = 32
+
+// parseSkills parses the SKILL.md of every job, on all CPUs when there are
+// many. skill.Parse is a pure function, so the results, replayed in
+// discovery order, are those of a serial parse.
+func parseSkills(steps []skillStep, opts skill.Options) {
+	var jobs []*skillJob
+	for _, st := range steps {
+		if st.job != nil {
+			jobs = append(jobs, st.job)
+		}
+	}
+	parse := func(j *skillJob) { j.skill, j.problems = skill.Parse(j.content, j.name, opts) }
+	workers := min(runtime.GOMAXPROCS(0), len(jobs)/parallelSkills)
+	if workers < 2 {
+		for _, j := range jobs {
+			parse(j)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
+				parse(jobs[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // skillCandidates lists the names of the entries directly under skills/,
@@ -88,24 +157,25 @@ func (l *loader) skillCandidates() []string {
 	return slices.Compact(names)
 }
 
-// omittedSkillDir reports a child of skills/ the directory reader did not
-// read: when it was a directory, its SKILL.md cannot resolve within the
-// root, so that skill is skipped (spec 4.1, boundary 3).
-func (l *loader) omittedSkillDir(dir string, why snapshot.Reason) {
+// omittedSkillDir is the diagnostic for a child of skills/ the directory
+// reader did not read: when it was a directory, its SKILL.md cannot
+// resolve within the root, so that skill is skipped (spec 4.1, boundary
+// 3).
+func omittedSkillDir(dir string, why snapshot.Reason) Diagnostic {
 	switch why {
 	case snapshot.ReasonEscape, snapshot.ReasonCycle:
-		l.report(Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: dir,
-			Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); it is not loaded as a skill", dir, why)})
-	default:
-		l.report(Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: dir,
-			Message: fmt.Sprintf("%s is not a directory (%s), so it is not a skill", dir, why)})
+		return Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: dir,
+			Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); it is not loaded as a skill", dir, why)}
 	}
+	return Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: dir,
+		Message: fmt.Sprintf("%s is not a directory (%s), so it is not a skill", dir, why)}
 }
 
-// skill parses one SKILL.md and adds the skill when it is valid.
-func (l *loader) skill(dirName, dir, doc string, files map[string][]byte, seen map[string]string) {
-	s, problems := skill.Parse(l.snap.Files[doc], dirName, skill.Options{Strict: l.opts.StrictSkills})
-	for _, p := range problems {
+// addSkill reports what parsing one SKILL.md found and adds the skill when
+// it is valid.
+func (l *loader) addSkill(j *skillJob, seen map[string]string) {
+	s, doc, dir := j.skill, j.doc, j.dir
+	for _, p := range j.problems {
 		sev := Warning
 		if p.Severity == skill.Error {
 			sev = Error
@@ -127,7 +197,7 @@ func (l *loader) skill(dirName, dir, doc string, files map[string][]byte, seen m
 		Path:  doc,
 		Dir:   dir,
 		Skill: s,
-		Files: files,
+		Files: j.files,
 	})
 }
 

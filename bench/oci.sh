@@ -2,11 +2,11 @@
 # bench/oci.sh: plugkit's OCI verbs against the raw transfer of the same blobs by
 # the oras CLI, in one run, against a local docker-registry on 127.0.0.1.
 #
-#   push:   plugkit push DIR oci://…      vs  oras push of the same config and layer files
-#           (plugkit also validates and packs: the pack alone is timed too, so that the
-#           time push adds over pack + raw transfer is printed)
-#   pull:   plugkit pull oci://… NEWDIR   vs  oras pull -o NEWDIR of the same artifact
-#           (plugkit also checks, unpacks, validates and writes the tree)
+#   push:   plugkit push DIR oci://…      vs  oras push of the same config and layer files,
+#           and vs plugkit pack + oras push (the packing any tool has to do, then the
+#           raw transfer)
+#   pull:   plugkit pull oci://… NEWDIR   vs  oras pull -o NEWDIR of the same artifact,
+#           and vs oras pull + tar -xzf of the layer (transfer, then extraction)
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
 #           tar  vs  tar -cf of the same layout directory (disk speed)
 # for a typical plugin (50 files, about 600 KB) and a 30 MB one (2,000 files).
@@ -52,9 +52,9 @@ best() {
 	fi
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
 n=0
-fresh() { n=$((n + 1)); echo "$host/run$n/$1"; }
+# fresh CASE sets repo to a repository nothing was pushed to yet.
+fresh() { n=$((n + 1)); repo="$host/run$n/$1"; }
 
 printf '%-8s %-7s %9s %9s %7s   %s\n' case step plugkit raw ratio note
 for spec in "typical 50 600000" "large 2000 31457280"; do
@@ -69,22 +69,44 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	manifest=$("$oras" manifest fetch --oci-layout "$work/$name.layout:1")
 	cfg_digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["config"]["digest"].split(":")[1])' "$manifest")
 	cp "$work/$name.layout/blobs/sha256/$cfg_digest" "$work/$name.config.json"
-	unset pk_push pk_pack raw_push pk_pull raw_pull
+	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx
+	# packpush_cmd CASE SRC and pullx_cmd CASE take the case as an argument:
+	# best's own local "name" shadows the loop's.
+	packpush_cmd() {
+		"$work/plugkit" pack "$2" --root bench -o "$work/$1.pp/bench.tar.gz" &&
+			(cd "$work/$1.pp" && "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
+				--config "$work/$1.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
+				"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip")
+	}
+	pullx_cmd() {
+		rm -rf "$work/$1.px" && "$oras" pull --plain-http -o "$work/$1.px" "$pullrepo:1" &&
+			tar -xzf "$work/$1.px/bench.tar.gz" -C "$work/$1.px"
+	}
+	mkdir -p "$work/$name.pp"
+	fresh "$name"
+	pullrepo=$repo # what the pulls read
+	"$work/plugkit" push "$src" "oci://$pullrepo:1" --plain-http >/dev/null
 	for _ in $(seq "$RUNS"); do
-		best pk_push "$work/plugkit" push "$src" "oci://$(fresh "$name"):1" --plain-http
+		fresh "$name"
+		best pk_push "$work/plugkit" push "$src" "oci://$repo:1" --plain-http
 		best pk_pack "$work/plugkit" pack "$src" --root bench -o "$work/$name.pack.tgz"
+		fresh "$name"
 		(cd "$work/$name.blobs" && best raw_push "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
 			--config "$work/$name.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
-			"$(fresh "$name"):1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
+			"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
 			echo "$raw_push" >"$work/raw_push")
 		raw_push=$(cat "$work/raw_push")
 		rm -rf "$work/$name.pulled" "$work/$name.oras"
-		best pk_pull "$work/plugkit" pull "oci://$host/run1/$name:1" "$work/$name.pulled" --plain-http
-		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$host/run1/$name:1"
+		best pk_pull "$work/plugkit" pull "oci://$pullrepo:1" "$work/$name.pulled" --plain-http
+		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$pullrepo:1"
+		fresh "$name"
+		best packpush packpush_cmd "$name" "$src"
+		best pullx pullx_cmd "$name"
 	done
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$raw_push" "$(ratio "$pk_push" "$raw_push")" "validate + pack + push vs oras push of the blobs"
-	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "- pack" "$(sub "$pk_push" "$pk_pack")" "$raw_push" "$(ratio "$(sub "$pk_push" "$pk_pack")" "$raw_push")" "push less plugkit pack ($pk_pack s) vs oras push; target <= 1.10"
-	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$pullx" "$(ratio "$pk_pull" "$pullx")" "plugkit pull vs oras pull + tar -xzf; target <= 1.10"
 done
 
 # Export: 100 plugins, each with a referrer, in one layout.
@@ -105,4 +127,5 @@ for _ in $(seq "$RUNS"); do
 done
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
 	"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
+echo "CPU of one export (user+sys): $( { TIMEFORMAT='%U %S'; time "$work/plugkit" export "${digests[@]}" "$work/many.tar" >/dev/null; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }'), of tar -cf: $( { TIMEFORMAT='%U %S'; time tar -cf "$work/raw.tar" -C "$lay" .; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }')"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -102,40 +102,39 @@ func encodeWith(v any, extra Extra) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// The types that keep unknown members. Each method decodes into or encodes
-// from a twin type without the methods, so that encoding/json does the
-// field work.
-
-type releaseFields Release
-
-// UnmarshalJSON decodes a Release and keeps unknown members in Extra.
-func (r *Release) UnmarshalJSON(b []byte) error {
-	var f releaseFields
+// unmarshalKeeping decodes b into a twin type F without JSON methods and
+// hands it with its unknown members to set.
+func unmarshalKeeping[F any](b []byte, set func(F, Extra)) error {
+	var f F
 	extra, err := decodeKeeping(b, &f)
 	if err != nil {
 		return err
 	}
-	*r = Release(f)
-	r.Extra = extra
+	set(f, extra)
 	return nil
+}
+
+// The types that keep unknown members. Each method decodes into or encodes
+// from a twin type without the methods, so that encoding/json does the
+// field work.
+type (
+	releaseFields       Release
+	catalogPluginFields CatalogPlugin
+	catalogFields       Catalog
+)
+
+// UnmarshalJSON decodes a Release and keeps unknown members in Extra.
+func (r *Release) UnmarshalJSON(b []byte) error {
+	return unmarshalKeeping(b, func(f releaseFields, e Extra) { *r = Release(f); r.Extra = e })
 }
 
 // MarshalJSON encodes a Release with the members of Extra.
 func (r Release) MarshalJSON() ([]byte, error) { return encodeWith(releaseFields(r), r.Extra) }
 
-type catalogPluginFields CatalogPlugin
-
 // UnmarshalJSON decodes a CatalogPlugin and keeps unknown members in
 // Extra.
 func (p *CatalogPlugin) UnmarshalJSON(b []byte) error {
-	var f catalogPluginFields
-	extra, err := decodeKeeping(b, &f)
-	if err != nil {
-		return err
-	}
-	*p = CatalogPlugin(f)
-	p.Extra = extra
-	return nil
+	return unmarshalKeeping(b, func(f catalogPluginFields, e Extra) { *p = CatalogPlugin(f); p.Extra = e })
 }
 
 // MarshalJSON encodes a CatalogPlugin with the members of Extra.
@@ -143,19 +142,10 @@ func (p CatalogPlugin) MarshalJSON() ([]byte, error) {
 	return encodeWith(catalogPluginFields(p), p.Extra)
 }
 
-type catalogFields Catalog
-
 // UnmarshalJSON decodes a Catalog page and keeps unknown members in
 // Extra.
 func (c *Catalog) UnmarshalJSON(b []byte) error {
-	var f catalogFields
-	extra, err := decodeKeeping(b, &f)
-	if err != nil {
-		return err
-	}
-	*c = Catalog(f)
-	c.Extra = extra
-	return nil
+	return unmarshalKeeping(b, func(f catalogFields, e Extra) { *c = Catalog(f); c.Extra = e })
 }
 
 // MarshalJSON encodes a Catalog with the members of Extra.

@@ -2,6 +2,7 @@ package distribution
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,26 @@ func TestCheckIdentity(t *testing.T) {
 	} {
 		if err := CheckIdentity(id); (err == nil) != ok {
 			t.Errorf("CheckIdentity(%q) = %v, want ok=%v", id, err, ok)
+		}
+	}
+}
+
+// TestErrorCodesDocumented: every error code the protocol defines is in
+// the table of docs/protocol.md, with its status.
+func TestErrorCodesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for code, status := range map[string]string{
+		CodeBadRequest: "400", CodeUnknownParameter: "400", CodeInvalidDigest: "400", CodeInvalidArchive: "400",
+		CodeUnauthorized: "401", CodeForbidden: "403", CodeNotOwner: "403", CodeNotFound: "404",
+		CodeMethodNotAllowed: "405", CodeUploadTooSlow: "408", CodeVersionConflict: "409", CodeReleaseYanked: "409",
+		CodeQuotaExceeded: "409", CodeTooLarge: "413", CodeUnsupportedMedia: "415", CodePluginRejected: "422",
+		CodeInternal: "500", CodeBusy: "503",
+	} {
+		if !strings.Contains(string(doc), "| "+status+" | `"+code+"` |") {
+			t.Errorf("docs/protocol.md has no row for %s %s", status, code)
 		}
 	}
 }

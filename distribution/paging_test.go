@@ -128,3 +128,33 @@ func TestRetryAfter(t *testing.T) {
 		t.Fatalf("got %#v", err)
 	}
 }
+
+// FuzzExtraRoundTrip: decoding a release keeps every member, known or
+// not, and encoding it again gives the same members.
+func FuzzExtraRoundTrip(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a@1","plugin_id":"a","size":3,"new":{"x":[1,2]}}`,
+		`{"id":"a@1","yanked":true,"published_at":"2026-01-01T00:00:00Z","z":null,"y":"\u001b"}`,
+		`{}`, `{"id":1}`, `[]`, `{"id":"a","id":"b"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var r Release
+		if json.Unmarshal([]byte(in), &r) != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("%s: re-encode: %v", in, err)
+		}
+		var a, b map[string]json.RawMessage
+		json.Unmarshal([]byte(in), &a)
+		json.Unmarshal(out, &b)
+		for k := range a {
+			if _, ok := b[k]; !ok {
+				t.Fatalf("%s: member %q lost: %s", in, k, out)
+			}
+		}
+	})
+}

@@ -2,52 +2,23 @@ package install
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
-	"runtime"
+
+	"github.com/plugkit/plugkit/internal/atomicfile"
 )
 
 // writeFileAtomic writes b as name so that name is always either its old
-// content or all of b, durably: a temporary sibling is written and synced,
-// renamed over name, and name's directory is synced so the rename itself
-// survives a crash.
+// content or all of b, durably (internal/atomicfile: a synced temporary
+// sibling renamed over name, then the directory synced).
 func writeFileAtomic(name string, b []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	f, err := atomicfile.Create(name, perm)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		crashPoint(filepath.Base(name) + "-synced")
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(name))
-}
-
-// syncDir makes the entries of dir durable (a rename into it, say).
-// Windows cannot open a directory to flush it; NTFS journals renames.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
+	crashPoint(filepath.Base(name) + "-written")
+	return f.Commit()
 }

@@ -57,6 +57,9 @@ type Change struct {
 	NeedsConsent bool `json:"needsConsent"`
 	// Warnings are the new package's warning diagnostics.
 	Warnings []agentplugin.Diagnostic `json:"warnings,omitempty"`
+	// Refused is why the trust policy would refuse the change, in a dry
+	// run (otherwise a refusal is the operation's error).
+	Refused string `json:"refused,omitempty"`
 	// Report is the outcome of reporting the installation to its
 	// registry, when asked: "reported" or the error.
 	Report string `json:"report,omitempty"`

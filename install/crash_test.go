@@ -9,38 +9,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
-var (
-	crashBinOnce sync.Once
-	crashBin     string
-	crashBinErr  error
-)
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-// crashBinary builds plugkit with the crash points compiled in: with
+// crashBinary is plugkit built with the crash points compiled in: with
 // PLUGKIT_CRASH_AT=POINT it kills itself with SIGKILL at that point.
+// Without the variable it is the ordinary plugkit.
 func crashBinary(t *testing.T) string {
 	t.Helper()
-	crashBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "plugkit-crash-")
-		if err != nil {
-			crashBinErr = err
-			return
-		}
-		crashBin = filepath.Join(dir, "plugkit")
-		out, err := exec.Command("go", "build", "-tags", "plugkit_crashpoints", "-o", crashBin, "github.com/plugkit/plugkit/cmd/plugkit").CombinedOutput()
-		if err != nil {
-			crashBinErr = errors.New(string(out))
-		}
-	})
-	if crashBinErr != nil {
-		t.Fatalf("building plugkit: %v", crashBinErr)
-	}
-	return crashBin
+	return testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit", "plugkit_crashpoints")
 }
 
 // crashScenario is a write run by the real binary against a prepared
@@ -74,7 +57,7 @@ func crashScenarios() []crashScenario {
 				src := plugin{name: "tools", version: "1", files: map[string]string{"bin/t": "#!/bin/sh\n"}}.writeDir(t, filepath.Join(dir, "tools"))
 				return []string{"install", src, "--yes"}
 			},
-			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-synced", "committed"},
+			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-written", "committed"},
 			data:           "kv/state",
 			afterKeepsData: true,
 		},
@@ -88,7 +71,7 @@ func crashScenarios() []crashScenario {
 				v2.writeDir(t, src)
 				return []string{"update", "--yes"}
 			},
-			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-synced", "committed", "tree-trashed"},
+			points:         []string{"tree-written", "files-written", "tree-renamed", "plugkit.lock-written", "committed", "tree-trashed"},
 			data:           "kv/state",
 			afterKeepsData: true,
 		},
@@ -100,7 +83,7 @@ func crashScenarios() []crashScenario {
 				other.version = "9.0.0"
 				return []string{"install", other.writeDir(t, filepath.Join(dir, "other", "kv")), "--replace", "--yes"}
 			},
-			points: []string{"tree-written", "tree-renamed", ".journal-synced", "plugkit.lock-synced", "committed",
+			points: []string{"tree-written", "tree-renamed", ".journal-written", "plugkit.lock-written", "committed",
 				"data-trashed", "data-moved-out", "tree-trashed"},
 			data: "kv/state",
 		},
@@ -110,8 +93,20 @@ func crashScenarios() []crashScenario {
 				kvWithData(t, dir, h)
 				return []string{"remove", "kv", "--purge"}
 			},
-			points: []string{".journal-synced", "plugkit.lock-synced", "committed", "data-trashed", "tree-trashed"},
+			points: []string{".journal-written", "plugkit.lock-written", "committed", "data-trashed", "tree-trashed"},
 			data:   "kv/state",
+		},
+		{
+			name: "policy",
+			setup: func(t *testing.T, dir string, h *Home) []string {
+				kvWithData(t, dir, h)
+				writeFile(t, filepath.Join(dir, "policy.json"), `{"rules": [{"name": "*", "method": "local-directory", "directories": ["."]}]}`)
+				src := plugin{name: "tools", version: "1"}.writeDir(t, filepath.Join(dir, "tools"))
+				return []string{"install", src, "--yes", "--policy", filepath.Join(dir, "policy.json")}
+			},
+			points:         []string{"policy.json-written", ".journal-written", "plugkit.lock-written", "committed"},
+			data:           "kv/state",
+			afterKeepsData: true,
 		},
 		{
 			name: "sync",
@@ -179,6 +174,10 @@ func TestCrashAtEveryPoint(t *testing.T) {
 				assertClean(t, h)
 				if lock2 := readFile(t, h.LockPath()); lock2 != lock {
 					t.Fatalf("the next run changed the lock")
+				}
+				l, _ := h.ReadLock()
+				if pol, err := h.Policy(); err != nil || (l.Policy != "") != (pol != nil) || (pol != nil && pol.Digest.String() != l.Policy) {
+					t.Errorf("lock policy %q, home policy %v (%v)", l.Policy, pol, err)
 				}
 				_, err = os.Stat(filepath.Join(h.Dir(), "data", sc.data))
 				if keeps := !committed || sc.afterKeepsData; keeps != (err == nil) {
@@ -268,14 +267,18 @@ func killed(err error) bool {
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
-// sameLock compares two locks ignoring installedAt and source paths,
-// which differ between two runs of one scenario in two directories.
+// sameLock compares two locks ignoring installedAt, source paths and the
+// policy digest, which differ between two runs of one scenario in two
+// directories.
 func sameLock(t *testing.T, a, b string) bool {
 	t.Helper()
 	norm := func(s string) string {
 		l, err := ParseLock([]byte(s), Limits{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if l.Policy != "" {
+			l.Policy = digestA // its directories differ between two runs
 		}
 		for i := range l.Plugins {
 			l.Plugins[i].InstalledAt = ""

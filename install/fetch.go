@@ -9,6 +9,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -21,6 +22,11 @@ type fetched struct {
 	archiveDigest string
 	// release is the Backplane release resolved, for reports.
 	release *distribution.Release
+	// archive is the archive as read (an archive file, a download, an OCI
+	// layer), nil for a directory; oci is the OCI artifact read. They are
+	// the evidence a trust policy looks at.
+	archive []byte
+	oci     *oci.Plugin
 }
 
 // fetch reads src, refuses a plugin with error diagnostics, and computes
@@ -34,7 +40,12 @@ func (h *Home) fetch(ctx context.Context, src source.Source) (*fetched, error) {
 	if err != nil {
 		return nil, err
 	}
-	return prepare(norm, p.Package, p.Identity, p.Release)
+	f, err := prepare(norm, p.Package, p.Identity, p.Release)
+	if err != nil {
+		return nil, err
+	}
+	f.archive, f.oci = p.Archive, p.OCI
+	return f, nil
 }
 
 // prepare packs a loaded plugin to find its archive digest (the identity
@@ -55,11 +66,16 @@ func prepare(src Source, pkg *agentplugin.Package, identity string, rel *distrib
 }
 
 // fetchIdentity reads exactly what the lock entry e records: by digest
-// where the source can be asked for one (a Backplane registry), else
-// from its source, refusing other bytes than the identity.
+// where the source can be asked for one (a Backplane registry, an OCI
+// registry or layout, whatever tag the lock names), else from its source,
+// refusing other bytes than the identity.
 func (h *Home) fetchIdentity(ctx context.Context, e *Entry) (*fetched, error) {
 	var f *fetched
 	var err error
+	src := e.Source.parsed()
+	if src.Kind == source.OCI || src.Kind == source.OCILayout {
+		src.OCI.Tag, src.OCI.Digest = "", e.Identity
+	}
 	if e.Source.Kind == KindRegistry {
 		var c distribution.Client
 		if h.opts.Source.Client != nil {
@@ -70,11 +86,11 @@ func (h *Home) fetchIdentity(ctx context.Context, e *Entry) (*fetched, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name, err)
 		}
-		f, err = prepare(e.Source, art.Package, art.Digest, nil)
-		if err != nil {
+		if f, err = prepare(e.Source, art.Package, art.Digest, nil); err != nil {
 			return nil, err
 		}
-	} else if f, err = h.fetch(ctx, e.Source.parsed()); err != nil {
+		f.archive = art.Bytes
+	} else if f, err = h.fetch(ctx, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Name, err)
 	}
 	if f.identity != e.Identity || f.archiveDigest != e.ArchiveDigest {

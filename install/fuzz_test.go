@@ -36,7 +36,7 @@ func FuzzParseLock(f *testing.F) {
 // FuzzFileList: a .files list either parses into sorted clean paths with
 // known modes and digests, or is refused with ErrFileList.
 func FuzzFileList(f *testing.F) {
-	snap := kvSnapshot(f)
+	snap := kvV1().snapshot(f)
 	f.Add(newFileList(snap, digestA).Encode())
 	f.Add([]byte(`{"archiveDigest": "` + digestA + `", "files": [{"path": "../x", "mode": "0444", "sha256": "` + digestA[7:] + `"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -158,12 +158,7 @@ func (r *testRegistry) publish(t testing.TB, p plugin, channel string) string {
 // pack packs the plugin as plugkit pack would.
 func (p plugin) pack(t testing.TB) []byte {
 	t.Helper()
-	dir := p.writeDir(t, filepath.Join(t.TempDir(), p.name))
-	snap, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := archive.Pack(snap, archive.PackOptions{})
+	b, err := archive.Pack(p.snapshot(t), archive.PackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,11 +301,10 @@ func assertClean(t testing.TB, h *Home) {
 	}
 }
 
-// kvSnapshot is kvV1 as a snapshot.
-func kvSnapshot(t testing.TB) *snapshot.Snapshot {
+// snapshot is the plugin as the directory reader sees it.
+func (p plugin) snapshot(t testing.TB) *snapshot.Snapshot {
 	t.Helper()
-	dir := kvV1().writeDir(t, filepath.Join(t.TempDir(), "kv"))
-	s, err := snapshot.ReadDir(dir, snapshot.Options{})
+	s, err := snapshot.ReadDir(p.writeDir(t, filepath.Join(t.TempDir(), p.name)), snapshot.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // InstallOptions control Install.
@@ -22,6 +23,10 @@ type InstallOptions struct {
 	// Report reports each installation from a Backplane registry to it
 	// (POST /installations) once committed.
 	Report bool
+	// Policy, when set, becomes the home's trust policy (stored as
+	// HOME/policy.json): the plugins installed and those already installed
+	// must all satisfy it. Without it the home's policy, if any, applies.
+	Policy *trust.Policy
 }
 
 // Install reads each source, refuses a plugin with error diagnostics,
@@ -61,10 +66,14 @@ func (h *Home) Install(ctx context.Context, srcs []source.Source, opts InstallOp
 		res.Changes = append(res.Changes, c)
 		todo = append(todo, f)
 	}
+	ap, err := w.applyPolicy(ctx, opts.Policy, res.Changes, todo, false)
+	if err != nil {
+		return res, err
+	}
 	if err := askConsent(ctx, opts.Consent, res.Changes); err != nil {
 		return res, err
 	}
-	if err := w.commitChanges(ctx, res.Changes, todo, opts.KeepData); err != nil {
+	if err := w.commitChanges(ctx, res.Changes, todo, opts.KeepData, ap); err != nil {
 		return res, err
 	}
 	if opts.Report {
@@ -118,7 +127,7 @@ func (w *state) updateChange(c *Change, old *Entry, f *fetched, consentOnCode bo
 // commitChanges stores the trees of the changes that do something, then
 // commits the new lock and the data steps. fetched[i] is what changes[i]
 // installs.
-func (w *writer) commitChanges(ctx context.Context, changes []*Change, fetched []*fetched, keepData bool) error {
+func (w *writer) commitChanges(ctx context.Context, changes []*Change, fetched []*fetched, keepData bool, ap *appliedPolicy) error {
 	next := w.lock.clone()
 	var steps []dataStep
 	wrote := false
@@ -145,5 +154,12 @@ func (w *writer) commitChanges(ctx context.Context, changes []*Change, fetched [
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return w.commit(next, steps, wrote)
+	t := txn{next: next, steps: steps, wrote: wrote}
+	if ap != nil {
+		next.Policy, t.policy = ap.policy.Digest.String(), ap.bytes
+		for name, tr := range ap.trusts {
+			next.Find(name).Trust = tr
+		}
+	}
+	return w.commit(t)
 }

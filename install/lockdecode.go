@@ -24,7 +24,7 @@ func decodeLock(root jsontree.Node) (*Lock, error) {
 		case "policy":
 			return str(v, &l.Policy)
 		case "plugins":
-			l.Plugins = []Entry{}
+			l.Plugins = make([]Entry, 0, v.Len())
 			return elems(v, func(e jsontree.Node) error {
 				var entry Entry
 				if err := decodeEntry(e, &entry); err != nil {

@@ -52,7 +52,7 @@ func (h *Home) Remove(ctx context.Context, names []string, opts RemoveOptions) (
 		}
 		res.Changes = append(res.Changes, c)
 	}
-	if err := w.commit(next, steps, false); err != nil {
+	if err := w.commit(txn{next: next, steps: steps}); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -25,6 +26,9 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		return nil, err
 	}
 	defer w.close()
+	if err := w.admitAll(ctx); err != nil {
+		return nil, err
+	}
 	n := len(w.lock.Plugins)
 	res := &Result{Changes: make([]*Change, n)}
 	wrote := make([]bool, n)
@@ -73,7 +77,7 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, w.commit(w.lock, steps, any)
+	return res, w.commit(txn{next: w.lock, steps: steps, wrote: any})
 }
 
 // syncTree makes the stored tree of e intact, fetching it by its identity
@@ -87,4 +91,31 @@ func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, error) {
 		return false, err
 	}
 	return w.putTree(f.pkg.Snapshot, e.ArchiveDigest)
+}
+
+// admitAll applies the home's trust policy to every installed plugin. A
+// lock admitted under a policy needs that very policy in the home: two
+// homes with the same lock and policy.json install the same plugins.
+func (w *writer) admitAll(ctx context.Context) error {
+	policy, err := w.h.Policy()
+	if err != nil {
+		return err
+	}
+	if w.lock.Policy != "" && (policy == nil || policy.Digest.String() != w.lock.Policy) {
+		have := "none"
+		if policy != nil {
+			have = policy.Digest.String()
+		}
+		return fmt.Errorf("%w: the lock was admitted under policy %s, and %s holds %s: copy the policy.json that goes with the lock",
+			ErrPolicyMismatch, w.lock.Policy, w.h.path(PolicyFile), have)
+	}
+	if policy == nil {
+		return nil
+	}
+	for i := range w.lock.Plugins {
+		if _, err := w.h.admitEntry(ctx, policy, &w.lock.Plugins[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

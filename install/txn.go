@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/internal/atomicfile"
 )
 
 // The actions of a dataStep.
@@ -44,44 +45,67 @@ type journal struct {
 	// Lock is the sha256 of the lock file this change commits.
 	Lock string     `json:"lock"`
 	Data []dataStep `json:"data"`
+	// Policy is the new policy.json prepared under HOME/.tmp, "" when the
+	// policy does not change.
+	Policy string `json:"policy,omitempty"`
 }
 
-// commit makes next the home's lock and applies the data steps. Trees the
-// new lock names must already be stored; trees it no longer names are
-// removed last. wroteTrees asks for the store to be made durable first.
-func (w *writer) commit(next *Lock, steps []dataStep, wroteTrees bool) error {
+// txn is what a writer commits: the new lock, what becomes of data
+// directories, whether trees were written (the store is then synced
+// first), and the new policy file, if any.
+type txn struct {
+	next   *Lock
+	steps  []dataStep
+	wrote  bool
+	policy []byte
+}
+
+// commit makes t.next the home's lock and applies the data steps and the
+// new policy. Trees the new lock names must already be stored; trees it no
+// longer names are removed last.
+func (w *writer) commit(t txn) error {
 	h := w.h
-	if wroteTrees {
+	if t.wrote {
 		if err := syncFS(filepath.Join(h.dir, storeDir)); err != nil {
 			return err
 		}
 	}
-	for i := range steps {
-		if steps[i].Action != dataReset {
+	for i := range t.steps {
+		if t.steps[i].Action != dataReset {
 			continue
 		}
-		next, err := w.newTmpDir("data-" + steps[i].Name)
+		next, err := w.newTmpDir("data-" + t.steps[i].Name)
 		if err != nil {
 			return err
 		}
-		steps[i].Next = next
+		t.steps[i].Next = next
 	}
-	newBytes, oldBytes := next.Encode(), w.lock.Encode()
+	j := journal{Data: t.steps}
+	if t.policy != nil {
+		dir, err := w.newTmpDir("policy")
+		if err != nil {
+			return err
+		}
+		j.Policy = filepath.Join(dir, PolicyFile)
+		if err := writeFileAtomic(j.Policy, t.policy, 0o644); err != nil {
+			return err
+		}
+	}
+	newBytes, oldBytes := t.next.Encode(), w.lock.Encode()
 	if bytes.Equal(newBytes, oldBytes) {
 		// Nothing to commit: each step is safe on its own.
-		for _, s := range steps {
-			if err := w.applyStep(s); err != nil {
-				return err
-			}
+		if err := w.finish(j); err != nil {
+			return err
 		}
 		return w.tidy()
 	}
-	if len(steps) > 0 {
-		j, err := json.Marshal(journal{Lock: sha256Hex(newBytes), Data: steps})
+	if len(j.Data) > 0 || j.Policy != "" {
+		j.Lock = sha256Hex(newBytes)
+		b, err := json.Marshal(j)
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(h.path(journalFile), j, 0o644); err != nil {
+		if err := writeFileAtomic(h.path(journalFile), b, 0o644); err != nil {
 			return err
 		}
 	}
@@ -89,18 +113,37 @@ func (w *writer) commit(next *Lock, steps []dataStep, wroteTrees bool) error {
 		return err
 	}
 	crashPoint("committed")
-	w.lock = next
-	for _, s := range steps {
-		if err := w.applyStep(s); err != nil {
-			return fmt.Errorf("committed, but finishing failed (the next plugkit run finishes it): %w", err)
-		}
+	w.lock = t.next
+	if err := w.finish(j); err != nil {
+		return fmt.Errorf("committed, but finishing failed (the next plugkit run finishes it): %w", err)
 	}
-	if len(steps) > 0 {
+	if len(j.Data) > 0 || j.Policy != "" {
 		if err := os.Remove(h.path(journalFile)); err != nil {
 			return err
 		}
 	}
 	return w.tidy()
+}
+
+// finish applies what a journal says follows a commit: the data steps,
+// then the policy. Each is idempotent.
+func (w *writer) finish(j journal) error {
+	for _, s := range j.Data {
+		if err := w.applyStep(s); err != nil {
+			return err
+		}
+	}
+	if j.Policy == "" {
+		return nil
+	}
+	if _, err := os.Lstat(j.Policy); errors.Is(err, fs.ErrNotExist) {
+		return nil // moved in already
+	}
+	if err := os.Rename(j.Policy, w.h.path(PolicyFile)); err != nil {
+		return err
+	}
+	os.Remove(filepath.Dir(j.Policy)) // emptied; tidy and the next writer clear the rest
+	return atomicfile.SyncDir(w.h.dir)
 }
 
 // tidy removes what the committed lock no longer needs: trees it does not
@@ -181,11 +224,11 @@ func (w *writer) replay(b []byte) error {
 		if err := w.checkStep(s); err != nil {
 			return err
 		}
-		if err := w.applyStep(s); err != nil {
-			return err
-		}
 	}
-	return nil
+	if j.Policy != "" && filepath.Dir(filepath.Dir(j.Policy)) != w.h.path(tmpDir) {
+		return fmt.Errorf("journal policy outside %s: %q", w.h.path(tmpDir), j.Policy)
+	}
+	return w.finish(j)
 }
 
 // checkStep refuses a journal step that would reach outside the home.

@@ -23,7 +23,10 @@ type UpdateOptions struct {
 // Update reads the source of each named plugin again (every installed
 // plugin when names is empty): a channel or tag is resolved again, a
 // directory or archive read again. A plugin whose source gives another
-// identity is updated, all or nothing; its data directory is kept.
+// identity is updated, all or nothing; its data directory is kept. The
+// home's trust policy, if any, must admit every new version: a plugin
+// whose update no longer satisfies it is not updated (the error matches
+// trust.ErrRefused, and nothing changes).
 func (h *Home) Update(ctx context.Context, names []string, opts UpdateOptions) (*Result, error) {
 	cfg, err := h.ReadConfig()
 	if err != nil {
@@ -36,7 +39,11 @@ func (h *Home) Update(ctx context.Context, names []string, opts UpdateOptions) (
 			return nil, err
 		}
 		s := &state{h: h, lock: lock}
-		res, _, err := s.planUpdate(ctx, names, opts)
+		res, fetched, err := s.planUpdate(ctx, names, opts)
+		if err != nil {
+			return res, err
+		}
+		_, err = s.applyPolicy(ctx, nil, res.Changes, fetched, true)
 		return res, err
 	}
 	w, err := h.lockWriter(ctx)
@@ -48,10 +55,14 @@ func (h *Home) Update(ctx context.Context, names []string, opts UpdateOptions) (
 	if err != nil {
 		return res, err
 	}
+	ap, err := w.applyPolicy(ctx, nil, res.Changes, fetched, false)
+	if err != nil {
+		return res, err
+	}
 	if err := askConsent(ctx, opts.Consent, res.Changes); err != nil {
 		return res, err
 	}
-	if err := w.commitChanges(ctx, res.Changes, fetched, true); err != nil {
+	if err := w.commitChanges(ctx, res.Changes, fetched, true, ap); err != nil {
 		return res, err
 	}
 	if opts.Report {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/internal/testservice"
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
@@ -16,9 +16,7 @@ func TestMain(m *testing.M) {
 		testServerBin = os.Getenv("MCPRUN_TEST_SERVER")
 		os.Exit(runHelper(mode))
 	}
-	code := m.Run()
-	testservice.Cleanup()
-	os.Exit(code)
+	os.Exit(testbin.Main(m))
 }
 
 // testServerBin is set in the helper process (see runHelper), which runs
@@ -30,7 +28,7 @@ func serverBin(t testing.TB) string {
 	if testServerBin != "" {
 		return testServerBin
 	}
-	return testservice.MCPServer(t)
+	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
 }
 
 // newRoot makes an empty plugin root (what the plan needs is the

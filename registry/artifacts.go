@@ -42,6 +42,17 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkPublished(r, digest); err != nil {
 		return err
 	}
+	if ps, ok := s.blobs.(blobs.Presigner); ok && s.cfg.BlobsRedirect {
+		// The client fetches the bytes from the blob store itself and
+		// checks them against the digest, as always.
+		u, err := ps.Presign(r.Context(), digest)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Cache-Control", "no-store") // the URL expires
+		http.Redirect(w, r, u, http.StatusTemporaryRedirect)
+		return nil
+	}
 	f, _, err := s.blobs.Open(r.Context(), digest)
 	if errors.Is(err, blobs.ErrNotFound) {
 		return notFound("no such artifact")

@@ -75,6 +75,9 @@ type auth struct {
 	tokens    []tokenEntry
 	anonymous bool // reads need no token
 	reports   bool // installation reports and their listing need no token
+	// db holds the tokens kept in the store, looked up when no
+	// configured token matches; nil when the store keeps none.
+	db *tokenDB
 }
 
 // newAuth parses the token lists. A secret configured twice with another
@@ -126,6 +129,12 @@ func (a *auth) who(r *http.Request) (principal, error) {
 	for i := range a.tokens {
 		if subtle.ConstantTimeCompare(a.tokens[i].sum[:], sum[:]) == 1 {
 			match = i
+		}
+	}
+	if match < 0 && a.db != nil {
+		p, err := a.db.lookup(r.Context(), sum)
+		if err != nil || p.role != anonymous {
+			return p, err
 		}
 	}
 	if match < 0 {

@@ -13,54 +13,91 @@ import (
 const maxCached = 10_000
 
 // resolveCache keeps encoded resolve responses. Resolve is the hot path of
-// every install and update, and its answer only changes when this server
-// publishes, moves a channel or yanks — each of which resets the cache. The
-// TTL bounds staleness when several servers share one database (PostgreSQL
-// later), where another server's writes cannot reset this cache.
-type resolveCache struct {
+// every install and update, and its answer only changes when a server
+// publishes, moves a channel or yanks. This server's writes reset the cache
+// at once. Other servers' writes reach it through the store's change feed
+// (store.Watcher, PostgreSQL's LISTEN/NOTIFY) when there is one; while the
+// feed is down the cache is bypassed, so no answer is ever older than the
+// feed's delay. Without a feed, the TTL bounds staleness.
+//
+// An answer read from the store is only kept if no reset happened since
+// the lookup that missed (the generation is unchanged): a write committed
+// while the store was being read must not leave the old answer cached.
+type resolveCache = memo[distribution.ResolveQuery, []byte]
+
+// memo is a bounded map of answers with a TTL, reset as a whole, and
+// bypassed while the change feed that would reset it is down. It serves
+// the resolve cache and the database token cache.
+type memo[K comparable, V any] struct {
 	ttl time.Duration // <= 0 disables the cache
 	mu  sync.RWMutex
-	m   map[distribution.ResolveQuery]cachedBody
+	m   map[K]memoEntry[V]
+	gen uint64 // incremented by every reset
+	off bool   // bypassed: the change feed is down
 }
 
-type cachedBody struct {
-	body  []byte
+type memoEntry[V any] struct {
+	v     V
 	until time.Time
 }
 
-func newResolveCache(ttl time.Duration) *resolveCache {
-	return &resolveCache{ttl: ttl, m: map[distribution.ResolveQuery]cachedBody{}}
+func newMemo[K comparable, V any](ttl time.Duration) *memo[K, V] {
+	return &memo[K, V]{ttl: ttl, m: map[K]memoEntry[V]{}}
 }
 
-func (c *resolveCache) get(q distribution.ResolveQuery) ([]byte, bool) {
+func newResolveCache(ttl time.Duration) *resolveCache {
+	return newMemo[distribution.ResolveQuery, []byte](ttl)
+}
+
+// get returns the cached answer of k, if any, and the generation to hand
+// to put.
+func (c *memo[K, V]) get(k K) (V, uint64, bool) {
+	var zero V
 	if c.ttl <= 0 {
-		return nil, false
+		return zero, 0, false
 	}
 	c.mu.RLock()
-	e, ok := c.m[q]
+	e, ok := c.m[k]
+	gen, off := c.gen, c.off
 	c.mu.RUnlock()
-	if !ok || time.Now().After(e.until) {
-		return nil, false
+	if off || !ok || time.Now().After(e.until) {
+		return zero, gen, false
 	}
-	return e.body, true
+	return e.v, gen, true
 }
 
-func (c *resolveCache) put(q distribution.ResolveQuery, body []byte) {
+// put caches v for k, unless the cache was reset since the get that
+// returned gen, or is bypassed.
+func (c *memo[K, V]) put(k K, v V, gen uint64) {
 	if c.ttl <= 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxCached {
-		c.m = map[distribution.ResolveQuery]cachedBody{}
+	if c.off || gen != c.gen {
+		return
 	}
-	c.m[q] = cachedBody{body: body, until: time.Now().Add(c.ttl)}
+	if len(c.m) >= maxCached {
+		c.m = map[K]memoEntry[V]{}
+	}
+	c.m[k] = memoEntry[V]{v: v, until: time.Now().Add(c.ttl)}
 }
 
 // reset forgets everything; every write of the catalog calls it.
-func (c *resolveCache) reset() {
+func (c *memo[K, V]) reset() {
 	c.mu.Lock()
-	c.m = map[distribution.ResolveQuery]cachedBody{}
+	c.m = map[K]memoEntry[V]{}
+	c.gen++
+	c.mu.Unlock()
+}
+
+// bypass turns the cache off (the change feed is down) or back on; either
+// way it starts empty.
+func (c *memo[K, V]) bypass(off bool) {
+	c.mu.Lock()
+	c.m = map[K]memoEntry[V]{}
+	c.gen++
+	c.off = off
 	c.mu.Unlock()
 }
 

@@ -81,9 +81,13 @@ func startServe(t *testing.T, data string, args ...string) *serverProc {
 }
 
 // startServeEnv is startServe with the token variables of env instead.
+// An empty data gives no --data (a replica with its storage elsewhere).
 func startServeEnv(t *testing.T, data string, env []string, args ...string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(plugkitBin, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, args...)...)
+	if data != "" {
+		args = append([]string{"--data", data}, args...)
+	}
+	cmd := exec.Command(plugkitBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS=", "PLUGKIT_READ_TOKENS=", "PLUGKIT_ADMIN_TOKENS=")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.StdoutPipe()

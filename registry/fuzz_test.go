@@ -2,7 +2,10 @@ package registry
 
 import (
 	"net/url"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/distribution"
 )
@@ -62,6 +65,71 @@ func FuzzParseArtifactPath(f *testing.F) {
 		for _, c := range d[7:] {
 			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 				t.Fatalf("accepted %q", d)
+			}
+		}
+	})
+}
+
+// FuzzInstallationCursor: the cursor parser never panics, and whatever it
+// accepts is a key that installationCursor writes back unchanged.
+func FuzzInstallationCursor(f *testing.F) {
+	f.Add(installationCursor(distribution.Installation{PluginID: "demo", Reporter: "alice", ID: "laptop/demo"}))
+	f.Add(installationCursor(distribution.Installation{PluginID: "demo", ID: "x"}))
+	for _, s := range []string{"", "%%%", "bm9wZQ", "AAAA", "ZGVtbwBhAGIAYw"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		key, err := parseInstallationCursor(c)
+		if err != nil {
+			return
+		}
+		if distribution.CheckPluginID(key.PluginID) != nil {
+			t.Fatalf("accepted plugin %q", key.PluginID)
+		}
+		again := installationCursor(distribution.Installation{PluginID: key.PluginID, Reporter: key.Reporter, ID: key.ID})
+		if k2, err := parseInstallationCursor(again); err != nil || k2 != key {
+			t.Fatalf("%q: %+v does not round-trip: %+v %v", c, key, k2, err)
+		}
+	})
+}
+
+// FuzzTokenEntry: every token entry has a valid identity, and a
+// NAME=SECRET split never leaves an empty secret.
+func FuzzTokenEntry(f *testing.F) {
+	for _, s := range []string{"alice=secret", "secret", "c2VjcmV0==", "dGVzdDE=", "a==b", "=x", "a b=c", "token:0123456789abcdef=x", "x=\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, entry string) {
+		id, secret := splitToken(entry)
+		if distribution.CheckIdentity(id) != nil {
+			t.Fatalf("%q: identity %q is not valid", entry, id)
+		}
+		if secret == "" && entry != "" {
+			t.Fatalf("%q: empty secret", entry)
+		}
+		if secret != entry && entry != id+"="+secret {
+			t.Fatalf("%q split as %q and %q", entry, id, secret)
+		}
+	})
+}
+
+// FuzzBoundText: stored text is within its bound, valid UTF-8 and free of
+// control characters, whatever comes in.
+func FuzzBoundText(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\nb", "\x1b[31m", "ééééé", "bad\xff", strings.Repeat("x", 300)} {
+		f.Add(s, 10)
+	}
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		if limit < 4 || limit > 1<<16 {
+			return
+		}
+		got := boundText(s, limit)
+		if len(got) > limit || !utf8.ValidString(got) {
+			t.Fatalf("boundText(%q, %d) = %q", s, limit, got)
+		}
+		for _, r := range got {
+			if unicode.IsControl(r) {
+				t.Fatalf("boundText(%q) kept control %U", s, r)
 			}
 		}
 	})

@@ -27,19 +27,11 @@ func pluginArchive(t testing.TB, name, version string, extra map[string]string) 
 	if version != "" {
 		manifest += fmt.Sprintf(`, "version": %q`, version)
 	}
-	files := map[string][]byte{"plugin.json": []byte(manifest + "}")}
+	files := map[string]string{"plugin.json": manifest + "}"}
 	for p, b := range extra {
-		files[p] = []byte(b)
+		files[p] = b
 	}
-	s, err := snapshot.FromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := archive.Pack(s, archive.PackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return packFiles(t, files)
 }
 
 // newTestServer starts an in-process registry on 127.0.0.1 with fresh
@@ -70,9 +62,7 @@ func newTestServerWith(t testing.TB, cfg Config, private bool) (*httptest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return ts, s
+	return newServerFor(t, s), s
 }
 
 func client(url, token string) *distribution.Client {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plugkit/plugkit/distribution"
 )
@@ -30,7 +31,7 @@ func statusOf(err error) (int, string) {
 // plugin now belongs to the identity that first published it.
 func TestOwnership(t *testing.T) {
 	ctx := context.Background()
-	ts := newTestServer(t, Config{
+	ts, srv := newTestServerWith(t, Config{
 		PublishTokens: []string{"alice=a-secret-1", "alice=a-secret-2", "bob=b-secret", "bare-secret"},
 		AdminTokens:   []string{"root=admin-secret"},
 	}, false)
@@ -61,6 +62,10 @@ func TestOwnership(t *testing.T) {
 	rel, err := a1.Resolve(ctx, distribution.ResolveQuery{PluginID: "alpha"})
 	if err != nil || rel.ID != "alpha@1.0.0" || rel.Yanked {
 		t.Fatalf("alpha changed: %+v %v", rel, err)
+	}
+	// The refused publishes left no blob behind either.
+	if rep, err := srv.CollectGarbage(ctx, GCOptions{Grace: time.Nanosecond, DryRun: true}); err != nil || len(rep.Orphans) != 0 {
+		t.Fatalf("refused publishes left blobs: %+v %v", rep, err)
 	}
 
 	// The identity survives rotation: alice's second secret is alice.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -22,7 +23,9 @@ import (
 // a minimum rate (see receive): a slow client holds a file and an upload
 // slot, never a publish slot, and when every upload slot is taken the
 // answer is an immediate 503. Only then does the publish wait for one of
-// the few slots that unpack and load archives in memory.
+// the few slots that unpack and load archives in memory. A queue slot,
+// held from the start to the end, bounds the publishes in flight, and so
+// the spool files on disk.
 //
 // The order after that makes a crash at any point harmless: the archive is
 // checked and loaded in memory, its blob is written (temp file, fsync,
@@ -50,7 +53,17 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 		return s.tooLarge()
 	}
 
+	release, ok := tryTake(s.queued)
+	if !ok {
+		return busy(w, "publish queue")
+	}
+	defer release()
+	releaseUpload, ok := tryTake(s.uploading)
+	if !ok {
+		return busy(w, "upload")
+	}
 	spool, err := s.receive(w, r)
+	releaseUpload()
 	if err != nil {
 		return err
 	}
@@ -70,8 +83,10 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if old, err := s.store.Release(r.Context(), rel.ID); err == nil && old.ArtifactDigest != rel.ArtifactDigest {
-		return storeError(store.ErrConflict) // refuse before writing a blob nobody will use
+	// Refuse what the commit would refuse before writing a blob nobody
+	// will use; the commit checks again, atomically.
+	if err := s.mayPublish(r, by, rel); err != nil {
+		return err
 	}
 	stored, created, err := s.commit(r, store.NewRelease{
 		Release: rel, Name: name, Channel: channel, By: by,
@@ -82,11 +97,29 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.log.Info("published", "release", stored.ID, "digest", stored.ArtifactDigest,
 		"channel", channel, "created", created, "by", by.Identity)
-	status := http.StatusOK
+	status, result := http.StatusOK, "existing"
 	if created {
-		status = http.StatusCreated
+		status, result = http.StatusCreated, "created"
 	}
+	s.metrics.publishes.WithLabelValues(result).Inc()
 	writeJSON(w, status, distribution.PublishResult{Release: stored, Channel: channel, Created: created})
+	return nil
+}
+
+// mayPublish is the store's ownership and conflict checks, read-only.
+func (s *Server) mayPublish(r *http.Request, by store.Actor, rel distribution.Release) error {
+	owners, err := s.store.Owners(r.Context(), rel.PluginID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // a new plugin
+	case err != nil:
+		return err
+	case !by.Admin && !slices.Contains(owners, by.Identity):
+		return storeError(store.ErrNotOwner)
+	}
+	if old, err := s.store.Release(r.Context(), rel.ID); err == nil && old.ArtifactDigest != rel.ArtifactDigest {
+		return storeError(store.ErrConflict)
+	}
 	return nil
 }
 

@@ -14,6 +14,8 @@
 package registry
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +64,10 @@ type Config struct {
 	// once (default 16); beyond it a publish is answered 503 with
 	// Retry-After at once.
 	MaxConcurrentUploads int
+	// MaxQueuedPublishes bounds the publishes in flight, received or
+	// being received, and so the spool files on disk (default 64); beyond
+	// it a publish is answered 503 with Retry-After at once.
+	MaxQueuedPublishes int
 	// MinUploadRate is the slowest average rate, in bytes per second,
 	// at which a publish body may arrive after UploadGrace (defaults
 	// 64 KiB/s and 10 s). A slower upload is cut off with a 408.
@@ -93,15 +99,25 @@ type Config struct {
 	AccessLog bool
 	// ResolveCacheTTL bounds how long a resolve answer is reused. Writes
 	// through this Server reset the cache at once; the TTL only matters
-	// when other servers write to the same store. Zero means one second;
-	// negative disables the cache.
+	// when other servers write to the same store. Zero means one second,
+	// or, when the store has a change feed (store.Watcher: PostgreSQL),
+	// ten minutes as a mere backstop, since every write anywhere resets
+	// the cache and the cache is bypassed while the feed is down.
+	// Negative disables the cache.
 	ResolveCacheTTL time.Duration
+
+	// BlobsRedirect answers artifact downloads with a 307 to a
+	// short-lived presigned URL of the blob store (blobs.Presigner: S3)
+	// instead of streaming the bytes through the server. Ignored for
+	// stores that cannot presign.
+	BlobsRedirect bool
 }
 
 // Defaults of Config's limits.
 const (
 	DefaultMaxConcurrentPublishes    = 4
 	DefaultMaxConcurrentUploads      = 16
+	DefaultMaxQueuedPublishes        = 64
 	DefaultMinUploadRate             = 64 << 10
 	DefaultUploadGrace               = 10 * time.Second
 	DefaultMaxDescriptionBytes       = 1024
@@ -118,6 +134,7 @@ type Server struct {
 	blobs      blobs.Store
 	auth       auth
 	maxArchive int64
+	queued     chan struct{} // semaphore of publishes in flight
 	uploading  chan struct{} // semaphore of bodies being received
 	publishing chan struct{} // semaphore of publishes being checked
 	log        *slog.Logger
@@ -125,7 +142,12 @@ type Server struct {
 	published  *digestSet
 	// gcLock keeps the collector out of the window between a publish's
 	// blob write and its commit, in this process.
-	gcLock sync.RWMutex
+	gcLock  sync.RWMutex
+	metrics *metrics
+	// stopWatch ends the change feed's listener, which closes watchDone;
+	// both nil when the store has no feed.
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
 // orDefault returns v, or def when v is zero or less.
@@ -147,6 +169,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.MaxConcurrentPublishes = orDefault(cfg.MaxConcurrentPublishes, DefaultMaxConcurrentPublishes)
 	cfg.MaxConcurrentUploads = orDefault(cfg.MaxConcurrentUploads, DefaultMaxConcurrentUploads)
+	cfg.MaxQueuedPublishes = max(orDefault(cfg.MaxQueuedPublishes, DefaultMaxQueuedPublishes), cfg.MaxConcurrentUploads)
 	cfg.MinUploadRate = orDefault(cfg.MinUploadRate, DefaultMinUploadRate)
 	cfg.UploadGrace = orDefault(cfg.UploadGrace, DefaultUploadGrace)
 	cfg.MaxDescriptionBytes = orDefault(cfg.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
@@ -162,9 +185,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	watcher, watched := cfg.Store.(store.Watcher)
 	ttl := cfg.ResolveCacheTTL
-	if ttl == 0 {
+	switch {
+	case ttl == 0 && watched:
+		ttl = watchedCacheTTL
+	case ttl == 0:
 		ttl = time.Second
+	}
+	if ts, ok := cfg.Store.(store.Tokens); ok {
+		a.db = &tokenDB{store: ts, cache: newMemo[[sha256.Size]byte, principal](0)}
+		if watched {
+			a.db.cache = newMemo[[sha256.Size]byte, principal](watchedCacheTTL)
+		}
 	}
 	s := &Server{
 		cfg:        cfg,
@@ -172,11 +205,23 @@ func New(cfg Config) (*Server, error) {
 		blobs:      cfg.Blobs,
 		auth:       a,
 		maxArchive: orDefault(cfg.Limits.MaxArchiveBytes, archive.DefaultMaxArchiveBytes),
+		queued:     make(chan struct{}, cfg.MaxQueuedPublishes),
 		uploading:  make(chan struct{}, cfg.MaxConcurrentUploads),
 		publishing: make(chan struct{}, cfg.MaxConcurrentPublishes),
 		log:        cfg.Logger,
 		resolved:   newResolveCache(ttl),
 		published:  newDigestSet(),
+		metrics:    newMetrics(watched),
+	}
+	if watched {
+		// Caches stay off until the feed is up.
+		s.resolved.bypass(true)
+		if a.db != nil {
+			a.db.cache.bypass(true)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopWatch, s.watchDone = cancel, make(chan struct{})
+		go s.watch(ctx, watcher)
 	}
 	return s, nil
 }
@@ -218,16 +263,25 @@ func (s *Server) route(rest string) *route {
 
 // ServeHTTP routes a request. Paths are matched exactly, byte for byte: a
 // percent-encoded or uncleaned path is a 400, never reinterpreted.
+//
+// The operator endpoints (/healthz, /readyz, /metrics) live at the root,
+// outside the protocol's prefix, and need no token.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
-	err := s.dispatch(sw, r)
-	if err != nil {
-		s.writeError(sw, r, err)
+	if !s.serveOps(sw, r) {
+		if err := s.dispatch(sw, r); err != nil {
+			s.writeError(sw, r, err)
+		}
 	}
+	d := time.Since(start)
+	route := routeName(r.URL.Path)
+	s.metrics.observe(route, r.Method, sw.status(), d)
 	if s.cfg.AccessLog {
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path,
-			"status", sw.status(), "duration", time.Since(start))
+		// No header is logged, so no token; the query holds only IDs.
+		s.log.Info("request", "method", r.Method, "route", route, "path", r.URL.Path, "query", r.URL.RawQuery,
+			"status", sw.status(), "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000,
+			"remote", r.RemoteAddr, "user_agent", r.UserAgent())
 	}
 }
 
@@ -256,7 +310,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) error {
 // io.ReaderFrom by delegation, so that artifacts still go out by sendfile.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code  int
+	bytes int64 // body bytes written, for the access log
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -270,7 +325,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return w.ResponseWriter.Write(b)
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) status() int {
@@ -286,7 +343,9 @@ func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	return io.Copy(w.ResponseWriter, r)
+	n, err := io.Copy(w.ResponseWriter, r)
+	w.bytes += n
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection.

@@ -36,20 +36,28 @@ func prepareSpool(dir string) error {
 	return nil
 }
 
-// receive copies a publish body into a new spool file under an upload
-// slot, and returns the file's name; the caller removes it. Every upload
-// slot taken is an immediate 503 with Retry-After. The body must keep an
-// average rate of MinUploadRate after UploadGrace (see pacedReader), and
-// stay within the archive limit.
-func (s *Server) receive(w http.ResponseWriter, r *http.Request) (string, error) {
+// busy is the answer when a slot semaphore is full.
+func busy(w http.ResponseWriter, what string) error {
+	w.Header().Set("Retry-After", "10")
+	return &apiError{status: http.StatusServiceUnavailable, code: distribution.CodeBusy,
+		msg: "every " + what + " slot is taken; retry later"}
+}
+
+// tryTake takes a slot of sem without waiting.
+func tryTake(sem chan struct{}) (release func(), ok bool) {
 	select {
-	case s.uploading <- struct{}{}:
-		defer func() { <-s.uploading }()
+	case sem <- struct{}{}:
+		return func() { <-sem }, true
 	default:
-		w.Header().Set("Retry-After", "10")
-		return "", &apiError{status: http.StatusServiceUnavailable, code: distribution.CodeBusy,
-			msg: "every upload slot is taken; retry later"}
+		return nil, false
 	}
+}
+
+// receive copies a publish body into a new spool file and returns the
+// file's name; the caller removes it. The body must keep an average rate
+// of MinUploadRate after UploadGrace (see pacedReader), and stay within the
+// archive limit.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request) (string, error) {
 	f, err := os.CreateTemp(s.cfg.SpoolDir, spoolPrefix+"*")
 	if err != nil {
 		return "", err
@@ -60,6 +68,10 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) (string, error)
 		rate: s.cfg.MinUploadRate, grace: s.cfg.UploadGrace}
 	_, err = io.Copy(f, paced)
 	paced.rc.SetReadDeadline(time.Time{})
+	// The write deadline was set when the request began; a body that
+	// arrived slowly but legally may have outlived it, and the answer must
+	// still go out.
+	paced.rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

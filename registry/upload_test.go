@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +54,29 @@ func drip(t *testing.T, url, token string, total int, interval time.Duration) (<
 	return status, func() { once.Do(func() { close(stop) }) }
 }
 
+// drippers starts n dripping publishes (one byte every interval) and waits
+// until each has its spool file; they stop at the end of the test.
+func drippers(t *testing.T, url, spool string, n int, interval time.Duration) []<-chan int {
+	t.Helper()
+	var statuses []<-chan int
+	for range n {
+		st, stop := drip(t, url, publishToken, 1<<20, interval)
+		t.Cleanup(stop)
+		statuses = append(statuses, st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		entries, _ := os.ReadDir(spool)
+		if len(entries) == n {
+			return statuses
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spool files, want %d", len(entries), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestSlowUploadsHoldNoPublishSlot is item 7 of issue 8: four uploads
 // dripping a byte a second held every publish slot, blocking every other
 // publisher. Bodies are now received before a slot is taken, spooled to
@@ -61,24 +87,7 @@ func TestSlowUploadsHoldNoPublishSlot(t *testing.T) {
 		MaxConcurrentPublishes: 1, MaxConcurrentUploads: 8, SpoolDir: spool,
 		MinUploadRate: 1 << 10, UploadGrace: 3 * time.Second,
 	}, false)
-	var statuses []<-chan int
-	for range 4 {
-		st, stop := drip(t, ts.URL, publishToken, 1<<20, 50*time.Millisecond)
-		defer stop()
-		statuses = append(statuses, st)
-	}
-	// Wait until the four bodies are being spooled.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		entries, _ := os.ReadDir(spool)
-		if len(entries) == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spool files, want 4", len(entries))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	statuses := drippers(t, ts.URL, spool, 4, 50*time.Millisecond)
 	start := time.Now()
 	res, err := client(ts.URL, publishToken).Publish(context.Background(), pluginArchive(t, "prompt", "1.0.0", nil), "")
 	if err != nil || !res.Created {
@@ -119,16 +128,7 @@ func waitEmpty(t *testing.T, dir string) {
 func TestUploadSlotsFull(t *testing.T) {
 	spool := t.TempDir()
 	ts := newTestServer(t, Config{MaxConcurrentUploads: 2, SpoolDir: spool, UploadGrace: time.Minute}, false)
-	for range 2 {
-		_, stop := drip(t, ts.URL, publishToken, 1<<20, 20*time.Millisecond)
-		defer stop()
-	}
-	for range 500 {
-		if entries, _ := os.ReadDir(spool); len(entries) == 2 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	drippers(t, ts.URL, spool, 2, 20*time.Millisecond)
 	start := time.Now()
 	_, err := client(ts.URL, publishToken).Publish(context.Background(), pluginArchive(t, "late", "1.0.0", nil), "")
 	var se *distribution.StatusError
@@ -169,6 +169,109 @@ func TestUploadErrors(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+publishToken)
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
+	}
+	waitEmpty(t, spool)
+}
+
+// TestPublishQueueFull: the publishes in flight, and so the spool files,
+// are bounded too, whatever the upload slots.
+func TestPublishQueueFull(t *testing.T) {
+	spool := t.TempDir()
+	ts := newTestServer(t, Config{MaxConcurrentUploads: 2, MaxQueuedPublishes: 2, SpoolDir: spool, UploadGrace: time.Minute}, false)
+	drippers(t, ts.URL, spool, 2, 20*time.Millisecond)
+	st, code, h := do(t, "POST", ts.URL+distribution.Prefix+"/publish", publishToken, "", strings.NewReader("x"))
+	if st != 503 || code != distribution.CodeBusy || h.Get("Retry-After") == "" {
+		t.Fatalf("publish with the queue full: %d %s", st, code)
+	}
+}
+
+// TestSlowLegalUploadGetsItsAnswer: an upload above the minimum rate may
+// outlast the server's write timeout, armed when the request began; its
+// answer must still be written.
+func TestSlowLegalUploadGetsItsAnswer(t *testing.T) {
+	_, s := newTestServerWith(t, Config{MinUploadRate: 50, UploadGrace: 500 * time.Millisecond, SpoolDir: t.TempDir()}, false)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s, WriteTimeout: time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	body := pluginArchive(t, "patient", "1.0.0", nil)
+	pr, pw := io.Pipe()
+	go func() {
+		defer pw.Close()
+		// Above the minimum of 50 bytes/s, for two seconds.
+		step := len(body)/15 + 1
+		for i := 0; i < len(body); i += step {
+			time.Sleep(130 * time.Millisecond)
+			pw.Write(body[i:min(i+step, len(body))])
+		}
+	}()
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+distribution.Prefix+"/publish", pr)
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Authorization", "Bearer "+publishToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a slow but legal upload lost its answer: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// heapBytes is the live heap after a collection, from runtime/metrics.
+func heapBytes() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestUploadIsSpooledNotHeld: a body being received lives in the spool
+// file, not in memory: 16 MiB half-sent cost the heap far less than 16 MiB.
+func TestUploadIsSpooledNotHeld(t *testing.T) {
+	spool := t.TempDir()
+	ts := newTestServer(t, Config{SpoolDir: spool}, false)
+	const size = 16 << 20
+	before := heapBytes()
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", ts.URL+distribution.Prefix+"/publish", pr)
+	req.ContentLength = size
+	req.Header.Set("Authorization", "Bearer "+publishToken)
+	done := make(chan struct{})
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		close(done)
+	}()
+	chunk := make([]byte, 1<<20)
+	for range 12 {
+		if _, err := pw.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSpooled := time.Now().Add(10 * time.Second)
+	for {
+		entries, _ := os.ReadDir(spool)
+		if len(entries) == 1 {
+			if fi, err := entries[0].Info(); err == nil && fi.Size() >= 11<<20 {
+				break
+			}
+		}
+		if time.Now().After(waitSpooled) {
+			t.Fatal("the body never reached the spool file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	during := heapBytes()
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-done
+	if grew := int64(during) - int64(before); grew > 4<<20 {
+		t.Fatalf("12 MiB received grew the heap by %d bytes", grew)
 	}
 	waitEmpty(t, spool)
 }

@@ -3,6 +3,7 @@ package skill
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -13,29 +14,119 @@ type checker struct {
 	opts     Options
 	dirName  string
 	problems []Problem
-	// budget is the number of nodes still allowed to be visited.
-	budget    int
-	exhausted bool
+	// budget is the work still allowed: every node visited (through
+	// aliases too), every mapping key and every problem costs one, so that
+	// an alias multiplying a mapping's repeated keys multiplies nothing
+	// past the budget.
+	budget, limit int
+	exhausted     bool
+	// dropped counts the problems past MaxProblems; droppedErr tells
+	// whether one of them was an error.
+	dropped    int
+	droppedErr bool
 	// open holds the anchored collections being decoded, to catch an alias
 	// nested in its own anchor, which would otherwise recurse forever.
 	open map[*yaml.Node]bool
+	// path leads down to the node being decoded; it is turned into a key
+	// path only for a problem that is kept.
+	path []step
 }
 
-func (c *checker) add(sev Severity, code, key string, n *yaml.Node, msg string) {
-	c.problems = append(c.problems, problemAt(sev, code, key, n, msg))
+// step is one level of a key path: a mapping key, or a sequence index
+// when index >= 0.
+type step struct {
+	key   string
+	index int
+}
+
+func (c *checker) push(key string, index int) { c.path = append(c.path, step{key, index}) }
+func (c *checker) pop()                       { c.path = c.path[:len(c.path)-1] }
+
+// here is the key path of the node being decoded, with JSON pointer
+// escaping.
+func (c *checker) here() string {
+	var b strings.Builder
+	for _, s := range c.path {
+		b.WriteByte('/')
+		if s.index >= 0 {
+			b.WriteString(strconv.Itoa(s.index))
+		} else {
+			pointerEscaper.WriteString(&b, s.key)
+		}
+	}
+	return b.String()
+}
+
+// spend charges one unit of work at node n and reports whether the budget
+// allows it. The first unit past the budget ends the decoding with
+// skill-frontmatter-too-complex.
+func (c *checker) spend(n *yaml.Node) bool {
+	if c.exhausted {
+		return false
+	}
+	if c.budget--; c.budget >= 0 {
+		return true
+	}
+	c.exhausted = true
+	// Kept past MaxProblems too: it is why decoding stopped.
+	c.problems = append(c.problems, problemAt(Error, "skill-frontmatter-too-complex", c.here(), n,
+		fmt.Sprintf("the frontmatter expands to more than %d YAML nodes (through aliases)", c.limit)))
+	return false
+}
+
+// add reports a problem with key path key at node n, charged to the
+// budget. The message is formatted only when the problem is kept, so that
+// problems past MaxProblems cost next to nothing.
+func (c *checker) add(sev Severity, code, key string, n *yaml.Node, format string, args ...any) {
+	if c.spend(n) && !c.drop(sev) {
+		c.problems = append(c.problems, problemAt(sev, code, key, n, fmt.Sprintf(format, args...)))
+	}
+}
+
+// addHere is add for the node being decoded, whose key path is built only
+// when the problem is kept.
+func (c *checker) addHere(sev Severity, code string, n *yaml.Node, format string, args ...any) {
+	if c.spend(n) && !c.drop(sev) {
+		c.problems = append(c.problems, problemAt(sev, code, c.here(), n, fmt.Sprintf(format, args...)))
+	}
+}
+
+// keep appends p, unless MaxProblems are kept.
+func (c *checker) keep(p Problem) {
+	if !c.drop(p.Severity) {
+		c.problems = append(c.problems, p)
+	}
+}
+
+// drop reports whether MaxProblems problems are kept, counting the one of
+// severity sev the caller was about to add.
+func (c *checker) drop(sev Severity) bool {
+	if len(c.problems) < MaxProblems {
+		return false
+	}
+	c.dropped++
+	c.droppedErr = c.droppedErr || sev == Error
+	return true
+}
+
+// result returns the problems, with a last one counting those dropped.
+func (c *checker) result() []Problem {
+	if c.dropped == 0 {
+		return c.problems
+	}
+	sev := Warning
+	if c.droppedErr {
+		sev = Error
+	}
+	return append(c.problems, Problem{Severity: sev, Code: "skill-problems-truncated", Line: 1, Column: 1,
+		Message: fmt.Sprintf("%d more problems were not reported (limit MaxProblems %d)", c.dropped, MaxProblems)})
 }
 
 // value decodes n into the Frontmatter representation: scalars as written,
 // mappings as map[string]any, sequences as []any. It reports duplicate and
-// non-scalar keys at every level, and stops once the node budget is spent.
-func (c *checker) value(n *yaml.Node, path string) any {
-	if c.exhausted {
-		return nil
-	}
-	if c.budget--; c.budget < 0 {
-		c.exhausted = true
-		c.add(Error, "skill-frontmatter-too-complex", path, n,
-			fmt.Sprintf("the frontmatter expands to more than %d YAML nodes (through aliases)", MaxFrontmatterNodes))
+// non-scalar keys at every level, and stops once the budget is spent.
+func (c *checker) value(n *yaml.Node) any {
+	if !c.spend(n) {
 		return nil
 	}
 	switch n.Kind {
@@ -43,22 +134,26 @@ func (c *checker) value(n *yaml.Node, path string) any {
 		return n.Value
 	case yaml.AliasNode:
 		if c.open[n.Alias] {
-			c.add(Error, "skill-yaml-invalid", path, n, "the alias *"+n.Value+" is used inside the node it refers to")
+			c.addHere(Error, "skill-yaml-invalid", n, "the alias *%s is used inside the node it refers to", n.Value)
 			return nil
 		}
-		return c.value(n.Alias, path)
+		return c.value(n.Alias)
 	case yaml.SequenceNode:
 		defer c.enter(n)()
 		out := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			out = append(out, c.value(item, path+"/"+strconv.Itoa(i)))
+			c.push("", i)
+			out = append(out, c.value(item))
+			c.pop()
 		}
 		return out
 	case yaml.MappingNode:
 		defer c.enter(n)()
 		out := make(map[string]any, len(n.Content)/2)
-		c.pairs(n, path, func(key string, _, v *yaml.Node) {
-			out[key] = c.value(v, keyPath(path, key))
+		c.pairs(n, func(key string, _, v *yaml.Node) {
+			c.push(key, -1)
+			out[key] = c.value(v)
+			c.pop()
 		})
 		return out
 	}
@@ -67,17 +162,22 @@ func (c *checker) value(n *yaml.Node, path string) any {
 
 // pairs calls fn for each entry of mapping n whose key is a scalar,
 // reporting non-scalar and duplicate keys instead of passing them on.
-func (c *checker) pairs(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+func (c *checker) pairs(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
 	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		if !c.spend(k) {
+			return
+		}
 		if resolve(k).Kind != yaml.ScalarNode {
-			c.add(Error, "skill-key-invalid", path, k, "a mapping key must be a scalar, not "+kindName(k))
+			c.addHere(Error, "skill-key-invalid", k, "a mapping key must be a scalar, not %s", kindName(k))
 			continue
 		}
 		key := resolve(k).Value
 		if seen[key] {
-			c.add(Error, "skill-yaml-duplicate-key", keyPath(path, key), k, fmt.Sprintf("the key %q appears more than once", key))
+			c.push(key, -1)
+			c.addHere(Error, "skill-yaml-duplicate-key", k, "the key %q appears more than once", key)
+			c.pop()
 			continue
 		}
 		seen[key] = true

@@ -25,20 +25,27 @@
 // "flag: true" is "true". This applies to every key: "license: ~" is the
 // license "~" and an empty value is the empty string. Skill.Frontmatter
 // therefore holds only strings, map[string]any and []any. Aliases are
-// expanded, but the number of nodes visited, expansions included, is
-// bounded by MaxFrontmatterNodes, which defeats alias bombs ("billion
-// laughs") while no alias-free frontmatter within the size limit can reach
-// it. Duplicate keys are an error at every level, because YAML leaves their
+// expanded, but the work of decoding is bounded: every node visited,
+// expansions included, every mapping key and every problem costs one unit
+// of a budget of four units a byte of frontmatter plus 256, at most
+// MaxFrontmatterNodes. This defeats alias bombs ("billion laughs") and
+// aliases that multiply a mapping's problems, keeps the cost of a skill
+// proportional to its size, and no alias-free frontmatter can reach it.
+// At most MaxProblems problems are returned; a last one counts the rest.
+// Duplicate keys are an error at every level, because YAML leaves their
 // meaning undefined and tools disagree on which value wins.
 //
-// The name is normalised with Unicode NFKC and must then match
-// ^[a-z0-9]+(-[a-z0-9]+)*$ with at most 64 characters. The specification
-// speaks of "unicode lowercase alphanumeric characters" but lists only a-z
-// and 0-9; this package takes the list, so a name such as "café" is
-// refused even though the reference validator accepts it: a name that is
-// valid here is valid everywhere. The directory name is normalised the same
-// way before the comparison. Lengths are counted in characters (runes),
-// never in bytes. A description or compatibility made only of white space
+// The name is normalised with Unicode NFKC and must then hold at most 64
+// characters, lowercase letters, digits and single inner hyphens. The
+// specification speaks of "unicode lowercase alphanumeric characters" and
+// lists a-z and 0-9; the reference validator (skills-ref) accepts
+// lowercase letters and digits of any script, so this package does too:
+// "技能", "мой-навык" and "café" are valid names. As some hosts accept only
+// ASCII names, such a name gets the warning skill-name-not-ascii, an error
+// with Options.Strict. Uppercase and titlecase letters, symbols, marks
+// NFKC cannot compose and spaces are refused. The directory name is
+// normalised the same way before the comparison. Lengths are counted in
+// characters (runes), never in bytes. A description or compatibility made only of white space
 // counts as empty.
 //
 // # Problem codes
@@ -50,14 +57,16 @@
 //	skill-frontmatter-missing      the file does not start with a "---" line
 //	skill-frontmatter-unterminated no closing "---" line follows the opening one
 //	skill-frontmatter-too-large    the frontmatter exceeds MaxFrontmatterBytes
-//	skill-frontmatter-too-complex  the YAML, aliases expanded, exceeds MaxFrontmatterNodes nodes
+//	skill-frontmatter-too-complex  decoding the YAML, aliases expanded, exceeds its budget (see Values)
+//	skill-problems-truncated       more than MaxProblems problems: the count of the rest (an error when one of them is)
 //	skill-yaml-invalid             the frontmatter is not well-formed YAML
 //	skill-yaml-not-mapping         the frontmatter is empty or not a YAML mapping
 //	skill-yaml-duplicate-key       a mapping repeats a key
 //	skill-key-invalid              a mapping key is not a scalar (a list or a mapping)
 //	skill-unknown-field            warning (error with Options.Strict): a top-level key the specification does not list
 //	skill-name-missing             the required name key is absent
-//	skill-name-invalid             name is not a string of 1-64 characters a-z, 0-9 and single inner hyphens
+//	skill-name-invalid             name is not a string of 1-64 lowercase letters, digits and single inner hyphens
+//	skill-name-not-ascii           warning (error with Options.Strict): name has letters or digits outside a-z and 0-9
 //	skill-name-mismatch            name differs from the skill's directory name
 //	skill-description-missing      the required description key is absent
 //	skill-description-invalid      description is not a non-blank string of 1-1024 characters

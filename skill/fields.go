@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -32,8 +31,10 @@ var requiredKeys = []string{"name", "description"}
 // frontmatter validates the top-level mapping and fills s.
 func (c *checker) frontmatter(root *yaml.Node, s *Skill) {
 	s.Frontmatter = make(map[string]any, len(root.Content)/2)
-	c.pairs(root, "", func(key string, k, v *yaml.Node) {
-		s.Frontmatter[key] = c.value(v, keyPath("", key))
+	c.pairs(root, func(key string, k, v *yaml.Node) {
+		c.push(key, -1)
+		s.Frontmatter[key] = c.value(v)
+		c.pop()
 		switch f, ok := stringFields[key]; {
 		case ok:
 			c.stringField(key, f, v, s)
@@ -46,13 +47,13 @@ func (c *checker) frontmatter(root *yaml.Node, s *Skill) {
 			if c.opts.Strict {
 				sev = Error
 			}
-			c.add(sev, "skill-unknown-field", keyPath("", key), k, fmt.Sprintf(
-				"unknown frontmatter key %q; the Agent Skills specification defines name, description, license, compatibility, metadata and allowed-tools", key))
+			c.add(sev, "skill-unknown-field", keyPath("", key), k,
+				"unknown frontmatter key %q; the Agent Skills specification defines name, description, license, compatibility, metadata and allowed-tools", key)
 		}
 	})
 	for _, key := range requiredKeys {
 		if _, ok := s.Frontmatter[key]; !ok {
-			c.problems = append(c.problems, Problem{Severity: Error, Code: "skill-" + key + "-missing", Key: "/" + key, Line: 1, Column: 1,
+			c.keep(Problem{Severity: Error, Code: "skill-" + key + "-missing", Key: "/" + key, Line: 1, Column: 1,
 				Message: "the frontmatter has no " + key + "; it is required"})
 		}
 	}
@@ -62,7 +63,7 @@ func (c *checker) frontmatter(root *yaml.Node, s *Skill) {
 // list or a mapping.
 func (c *checker) scalar(key, code string, v *yaml.Node) (string, bool) {
 	if resolve(v).Kind != yaml.ScalarNode {
-		c.add(Error, code, keyPath("", key), v, key+" must be a string, not "+kindName(v))
+		c.add(Error, code, keyPath("", key), v, "%s must be a string, not %s", key, kindName(v))
 		return "", false
 	}
 	return resolve(v).Value, true
@@ -75,11 +76,11 @@ func (c *checker) stringField(key string, f stringField, v *yaml.Node, s *Skill)
 	}
 	if f.maxLen > 0 {
 		if strings.TrimSpace(val) == "" {
-			c.add(Error, f.code, keyPath("", key), v, key+" must not be empty")
+			c.add(Error, f.code, keyPath("", key), v, "%s must not be empty", key)
 			return
 		}
 		if n := utf8.RuneCountInString(val); n > f.maxLen {
-			c.add(Error, f.code, keyPath("", key), v, fmt.Sprintf("%s has %d characters; at most %d are allowed", key, n, f.maxLen))
+			c.add(Error, f.code, keyPath("", key), v, "%s has %d characters; at most %d are allowed", key, n, f.maxLen)
 			return
 		}
 	}
@@ -91,7 +92,7 @@ func (c *checker) stringField(key string, f stringField, v *yaml.Node, s *Skill)
 func (c *checker) metadata(v *yaml.Node, s *Skill) {
 	m := resolve(v)
 	if m.Kind != yaml.MappingNode {
-		c.add(Error, "skill-metadata-invalid", "/metadata", v, "metadata must be a mapping from string keys to string values, not "+kindName(v))
+		c.add(Error, "skill-metadata-invalid", "/metadata", v, "metadata must be a mapping from string keys to string values, not %s", kindName(v))
 		return
 	}
 	s.Metadata = make(map[string]string, len(m.Content)/2)
@@ -102,7 +103,7 @@ func (c *checker) metadata(v *yaml.Node, s *Skill) {
 		}
 		if resolve(val).Kind != yaml.ScalarNode {
 			c.add(Error, "skill-metadata-invalid", keyPath("/metadata", k.Value), val,
-				fmt.Sprintf("metadata value %q must be a string, not %s", k.Value, kindName(val)))
+				"metadata value %q must be a string, not %s", k.Value, kindName(val))
 			continue
 		}
 		s.Metadata[k.Value] = resolve(val).Value

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestSpec71_NameRules(t *testing.T) {
@@ -40,7 +42,13 @@ func TestSpec71_NameRules(t *testing.T) {
 			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
 		{name: "surrounding spaces", content: doc(`name: " demo "`, "description: d"),
 			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
-		{name: "non-ASCII lowercase letter", content: doc("name: café", "description: d"), dir: "café",
+		{name: "uppercase outside ASCII", content: doc("name: cafÉ", "description: d"), dir: "cafÉ",
+			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
+		{name: "titlecase letter", content: doc("name: ǅemo", "description: d"), dir: "ǅemo",
+			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
+		{name: "symbol outside ASCII", content: doc("name: a→b", "description: d"), dir: "a→b",
+			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
+		{name: "combining mark left alone", content: doc("name: a\u0308\u0331x", "description: d"), dir: "a\u0308\u0331x",
 			want: []want{errAt("skill-name-invalid", "/name", 2, 7)}},
 		{name: "NFKC turns a ligature into ASCII", content: doc("name: ﬁle", "description: d"), dir: "file", check: ok("file")},
 		{name: "NFKC makes it too long", content: doc("name: "+strings.Repeat("a", 63)+"ﬁ", "description: d"), dir: strings.Repeat("a", 63) + "fi",
@@ -52,6 +60,29 @@ func TestSpec71_NameRules(t *testing.T) {
 		{name: "missing", content: doc("description: d"),
 			want: []want{errAt("skill-name-missing", "/name", 1, 1)}},
 	})
+}
+
+// TestSkillNamesInOtherScripts is issue 14, item 12: the reference
+// validator (skills-ref) accepts, after NFKC, lowercase letters and digits
+// of any script, so plugkit does too, with a warning that some hosts
+// accept only ASCII names, and an error under Options.Strict.
+func TestSkillNamesInOtherScripts(t *testing.T) {
+	for _, name := range []string{"技能", "мой-навык", "café", "naïve-2", "δοκιμή", "ǆemo", "١٢٣", "スキル-ｶﾀｶﾅ"} {
+		nfkc := norm.NFKC.String(name)
+		content := []byte(doc(`name: "`+name+`"`, "description: d"))
+		s, problems := Parse(content, name, Options{})
+		if s == nil || s.Name != nfkc || len(problems) != 1 || problems[0].Code != "skill-name-not-ascii" || problems[0].Severity != Warning ||
+			problems[0].Line != 2 || problems[0].Column != 7 || problems[0].Key != "/name" {
+			t.Errorf("%s: skill %v, problems %+v", name, s, problems)
+		}
+		s, problems = Parse(content, name, Options{Strict: true})
+		if s != nil || len(problems) != 1 || problems[0].Code != "skill-name-not-ascii" || problems[0].Severity != Error {
+			t.Errorf("%s, strict: skill %v, problems %+v", name, s, problems)
+		}
+		if _, problems = Parse(content, name+"x", Options{}); len(problems) != 1 || problems[0].Code != "skill-name-mismatch" {
+			t.Errorf("%s in another directory: %+v", name, problems)
+		}
+	}
 }
 
 func TestSpec71_NameMatchesDirectory(t *testing.T) {

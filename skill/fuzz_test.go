@@ -30,7 +30,7 @@ func FuzzParse(f *testing.F) {
 		if s == nil {
 			return
 		}
-		if nameError(s.Name) != "" || utf8.RuneCountInString(s.Description) > 1024 || strings.TrimSpace(s.Description) == "" {
+		if why, _ := nameError(s.Name); why != "" || utf8.RuneCountInString(s.Description) > 1024 || strings.TrimSpace(s.Description) == "" {
 			t.Fatalf("invalid skill accepted: %+v", s)
 		}
 		if !strings.HasSuffix(string(content), s.Body) {

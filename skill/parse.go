@@ -7,11 +7,24 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxFrontmatterNodes bounds the YAML nodes visited while decoding the
-// frontmatter, alias expansions included. Without aliases a frontmatter
-// within MaxFrontmatterBytes cannot reach it, so the bound only stops
-// alias bombs.
+// MaxFrontmatterNodes bounds the work of decoding one frontmatter: the
+// YAML nodes visited, alias expansions included, the mapping keys and the
+// problems reported. A smaller frontmatter gets a smaller budget,
+// frontmatterBudget, so that the work stays proportional to its size.
+// Without aliases no frontmatter reaches its budget, so the bound only
+// stops alias bombs.
 const MaxFrontmatterNodes = 100_000
+
+// frontmatterBudget is the work allowed for a frontmatter of n bytes: four
+// units a byte (alias-free YAML needs at most two: a node and a key or a
+// problem) and a little more for aliases in a small file.
+func frontmatterBudget(n int) int { return min(MaxFrontmatterNodes, 256+4*n) }
+
+// MaxProblems bounds the problems Parse returns for one SKILL.md; past it a
+// last problem, skill-problems-truncated, counts the others (an error when
+// one of them was). skill-frontmatter-too-complex, which stops decoding,
+// is kept in any case.
+const MaxProblems = 100
 
 // lineOffset turns a YAML line into a file line: the opening "---" is
 // line 1 of the file and the first YAML line is line 2.
@@ -31,18 +44,29 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	if p != nil {
 		return nil, append(problems, *p)
 	}
-	c := checker{opts: opts, dirName: dirName, problems: problems, budget: MaxFrontmatterNodes}
+	budget := frontmatterBudget(len(sp.yaml))
+	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget}
 	s := &Skill{Body: string(sp.body), Raw: content}
 	c.frontmatter(root, s)
-	if hasError(c.problems) {
-		return nil, c.problems
+	problems = c.result()
+	if hasError(problems) {
+		return nil, problems
 	}
-	return s, c.problems
+	return s, problems
 }
+
+// fastPath lets tests turn the fast path off, to compare it with the YAML
+// parser.
+var fastPath = true
 
 // decodeMapping parses the frontmatter YAML and returns its top-level
 // mapping, or the one Problem that makes it unusable.
 func decodeMapping(src []byte) (*yaml.Node, *Problem) {
+	if fastPath {
+		if root, ok := fastMapping(src); ok {
+			return root, nil
+		}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		line := yamlErrorLine(err.Error())

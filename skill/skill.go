@@ -54,7 +54,8 @@ type Problem struct {
 
 // Options tune validation.
 type Options struct {
-	// Strict reports a frontmatter key the specification does not list as
-	// an error instead of a warning.
+	// Strict reports as errors instead of warnings a frontmatter key the
+	// specification does not list (skill-unknown-field) and a name with
+	// letters or digits outside ASCII (skill-name-not-ascii).
 	Strict bool
 }

@@ -23,13 +23,15 @@ func openRootHandle(real string) (*dirHandle, error) {
 
 func (d *dirHandle) close() { d.r.Close() }
 
-func (d *dirHandle) list() ([]fs.DirEntry, error) {
+// list returns at most n entries of the directory; more only when it
+// holds more.
+func (d *dirHandle) list(n int) ([]fs.DirEntry, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	return listAtMost(f, n)
 }
 
 func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
@@ -64,15 +66,16 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 }
 
 // mkdir makes the directory name inside d, unless it exists, and opens it.
-func (d *dirHandle) mkdir(name string) (*dirHandle, error) {
+func (d *dirHandle) mkdir(name string, _ fs.FileMode) (*dirHandle, error) {
 	if err := d.r.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
 	return d.openDir(name)
 }
 
-// create writes a new file name inside d with exactly mode.
-func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
+// create writes a new file name inside d with exactly mode, and flushes
+// it to stable storage.
+func (d *dirHandle) create(name string, data []byte, mode, _ fs.FileMode) error {
 	f, err := d.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
 	if err != nil {
 		return err
@@ -81,8 +84,23 @@ func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
 	if err == nil {
 		err = f.Chmod(mode.Perm())
 	}
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// syncDir and syncTree do nothing here: directories cannot be flushed
+// outside Unix, and each file was flushed as it was written.
+func (d *dirHandle) syncDir() error  { return nil }
+func (d *dirHandle) syncTree() error { return nil }
+
+// syncDir does nothing outside Unix (see the method).
+func syncDir(string) error { return nil }
+
+// processUmask counts every bit as masked: modes are always set again
+// after creation.
+func processUmask() fs.FileMode { return 0o777 }

@@ -27,7 +27,9 @@ func openRootHandle(real string) (*dirHandle, error) {
 
 func (d *dirHandle) close() { d.f.Close() }
 
-func (d *dirHandle) list() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+// list returns at most n entries of the directory; more only when it
+// holds more.
+func (d *dirHandle) list(n int) ([]fs.DirEntry, error) { return listAtMost(d.f, n) }
 
 // openAt opens the link-free path rel (one or more components) below d.
 func (d *dirHandle) openAt(rel string, flags int) (int, error) {
@@ -103,18 +105,28 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 	return b[:n:n], fs.FileMode(st.Mode & 0o777), nil
 }
 
-// mkdir makes the directory name inside d, unless it exists, and opens it
-// (never through a link).
-func (d *dirHandle) mkdir(name string) (*dirHandle, error) {
+// mkdir makes the directory name inside d with mode 0755 whatever the
+// umask (the process's, as the caller read it), unless it exists, and
+// opens it (never through a link).
+func (d *dirHandle) mkdir(name string, umask fs.FileMode) (*dirHandle, error) {
 	if err := unix.Mkdirat(int(d.f.Fd()), name, 0o755); err != nil && err != unix.EEXIST {
 		return nil, &fs.PathError{Op: "mkdirat", Path: name, Err: err}
 	}
-	return d.openDir(name)
+	sub, err := d.openDir(name)
+	if err == nil && umask&0o755 != 0 {
+		if err = unix.Fchmod(int(sub.f.Fd()), 0o755); err != nil {
+			sub.close()
+			return nil, &fs.PathError{Op: "fchmod", Path: name, Err: err}
+		}
+	}
+	return sub, err
 }
 
 // create writes a new file name inside d with exactly mode, whatever the
-// umask. It never replaces or follows anything already there.
-func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
+// umask: the mode is set again after creation only when umask (the
+// process's, as the caller read it) would have narrowed it. It never
+// replaces or follows anything already there.
+func (d *dirHandle) create(name string, data []byte, mode, umask fs.FileMode) error {
 	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err != nil {
 		return &fs.PathError{Op: "openat", Path: name, Err: err}
@@ -127,8 +139,11 @@ func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
 			err = nil
 		}
 	}
-	if err == nil {
+	if err == nil && mode.Perm()&umask != 0 {
 		err = unix.Fchmod(fd, uint32(mode.Perm()))
+	}
+	if err == nil && syncEachFile {
+		err = unix.Fsync(fd)
 	}
 	if cerr := unix.Close(fd); err == nil {
 		err = cerr
@@ -137,4 +152,31 @@ func (d *dirHandle) create(name string, data []byte, mode fs.FileMode) error {
 		return &fs.PathError{Op: "write", Path: name, Err: err}
 	}
 	return nil
+}
+
+// syncDir flushes the directory's own entries, where each directory is
+// flushed on its own (see syncEachFile).
+func (d *dirHandle) syncDir() error {
+	if !syncEachFile {
+		return nil
+	}
+	return fsync(d.f)
+}
+
+func fsync(f *os.File) error {
+	if err := unix.Fsync(int(f.Fd())); err != nil {
+		return &fs.PathError{Op: "fsync", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+// syncDir flushes the entries of the directory at path: after a rename,
+// so that the rename survives a crash.
+func syncDir(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return fsync(f)
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -52,6 +53,12 @@ type Options struct {
 // kernel's own ELOOP limit does.
 const maxLinkHops = 40
 
+// maxLinkSteps bounds the path components walked to resolve one link,
+// every hop's target included: long targets such as "a/../a/../…" chained
+// through many links would otherwise cost thousands of steps each. A link
+// that needs more is treated as a loop. Real links take a few dozen.
+const maxLinkSteps = 1024
+
 // ReadDir reads the plugin directory at root into a snapshot.
 //
 // The root is first resolved through links (the "filesystem-resolved plugin
@@ -99,6 +106,8 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		limits: opts.Limits.withDefaults(),
 		snap:   &Snapshot{Files: map[string][]byte{}, Modes: map[string]fs.FileMode{}},
 		stack:  map[string]bool{},
+		links:  map[string]resolved{},
+		types:  map[string]fs.FileMode{},
 	}
 	if err := w.dir(top, ".", "", 0); err != nil {
 		return nil, err
@@ -108,14 +117,27 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 }
 
 type walker struct {
-	root   *os.Root   // for resolving links: Lstat and Readlink inside the root
-	top    *dirHandle // the root directory, to open what links resolve to
-	real   string     // absolute, link-free path of the root
-	opts   Options
-	limits Limits
-	snap   *Snapshot
-	total  int64
-	stack  map[string]bool // link-free directories being walked: a link back to one is a cycle
+	root    *os.Root   // for resolving links: Lstat and Readlink inside the root
+	top     *dirHandle // the root directory, to open what links resolve to
+	real    string     // absolute, link-free path of the root
+	opts    Options
+	limits  Limits
+	snap    *Snapshot
+	total   int64
+	entries int             // directory entries listed so far
+	stack   map[string]bool // link-free directories being walked: a link back to one is a cycle
+	// links remembers what each link (by its link-free path) resolved to,
+	// and types the type of each root-relative path looked at while
+	// resolving, so that a tree reached again through another link costs
+	// no system call and no walk twice.
+	links map[string]resolved
+	types map[string]fs.FileMode
+}
+
+// resolved is what one link resolves to.
+type resolved struct {
+	target string // link-free root-relative path
+	why    Reason // or why it does not resolve within the root
 }
 
 func (w *walker) omit(pkg string, why Reason) error {
@@ -135,9 +157,14 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 	}
 	w.stack[real] = true
 	defer delete(w.stack, real)
-	entries, err := d.list()
+	// At most one entry past the budget is listed: a huge directory costs
+	// what the limit allows, not what it holds.
+	entries, err := d.list(w.limits.MaxEntries - w.entries + 1)
 	if err != nil {
 		return err
+	}
+	if w.entries += len(entries); w.entries > w.limits.MaxEntries {
+		return &LimitError{Limit: "MaxEntries", Value: int64(w.limits.MaxEntries), Path: pkg}
 	}
 	// Sorted, so that which file crosses a limit, and so the error, does
 	// not depend on the order the filesystem lists entries in.
@@ -168,16 +195,20 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 			if w.opts.Strict {
 				return fmt.Errorf("%w: %s: symbolic link", ErrNotRegular, childPkg)
 			}
-			target, why := w.resolve(childReal)
-			if why != "" {
-				w.snap.Omitted = append(w.snap.Omitted, Omission{Path: childPkg, Reason: why})
+			link, ok := w.links[childReal]
+			if !ok {
+				link.target, link.why = w.resolve(childReal)
+				w.links[childReal] = link
+			}
+			if link.why != "" {
+				w.snap.Omitted = append(w.snap.Omitted, Omission{Path: childPkg, Reason: link.why})
 				continue
 			}
-			fi, err := w.root.Lstat(target)
+			t, err := w.lstat(link.target)
 			if err != nil {
 				return err
 			}
-			parent, rel, childReal, typ = w.top, target, target, fi.Mode().Type()
+			parent, rel, childReal, typ = w.top, link.target, link.target, t
 		}
 		switch {
 		case typ.IsDir():
@@ -247,7 +278,10 @@ func (w *walker) file(parent *dirHandle, rel, pkg string) error {
 func (w *walker) resolve(p string) (string, Reason) {
 	var done []string
 	pending := strings.Split(p, "/")
-	for hops := 0; len(pending) > 0; {
+	for hops, steps := 0, 0; len(pending) > 0; steps++ {
+		if steps > maxLinkSteps {
+			return "", ReasonCycle
+		}
 		c := pending[0]
 		pending = pending[1:]
 		switch c {
@@ -261,12 +295,12 @@ func (w *walker) resolve(p string) (string, Reason) {
 			continue
 		}
 		cand := path.Join(append(done, c)...)
-		fi, err := w.root.Lstat(cand)
+		t, err := w.lstat(cand)
 		if err != nil {
 			return "", ReasonBroken
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			if !fi.IsDir() && len(pending) > 0 {
+		if t&fs.ModeSymlink == 0 {
+			if !t.IsDir() && len(pending) > 0 {
 				return "", ReasonBroken
 			}
 			done = append(done, c)
@@ -295,6 +329,20 @@ func (w *walker) resolve(p string) (string, Reason) {
 	return path.Join(done...), ""
 }
 
+// lstat returns the type of the root-relative path p, without following
+// a link at its end, remembering it for the rest of the walk.
+func (w *walker) lstat(p string) (fs.FileMode, error) {
+	if t, ok := w.types[p]; ok {
+		return t, nil
+	}
+	fi, err := w.root.Lstat(p)
+	if err != nil {
+		return 0, err
+	}
+	w.types[p] = fi.Mode().Type()
+	return fi.Mode().Type(), nil
+}
+
 // within returns target relative to root when the absolute target lies
 // inside root, judged lexically: an absolute target that reaches the root
 // only through some other link is treated as outside.
@@ -305,4 +353,22 @@ func within(root, target string) (string, bool) {
 	}
 	rel, ok := strings.CutPrefix(target, strings.TrimSuffix(root, "/")+"/")
 	return rel, ok
+}
+
+// listAtMost lists the open directory f in batches until it ends or more
+// than n entries are read, so that listing a huge directory holds no more
+// than the budget in memory.
+func listAtMost(f *os.File, n int) ([]fs.DirEntry, error) {
+	var all []fs.DirEntry
+	for len(all) <= n {
+		batch, err := f.ReadDir(min(1024, n+1-len(all)))
+		all = append(all, batch...)
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+			return all, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
 }

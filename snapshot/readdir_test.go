@@ -2,11 +2,13 @@ package snapshot_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
@@ -175,6 +177,7 @@ func TestReadDirLimits(t *testing.T) {
 		{"file bytes", snapshot.Limits{MaxFileBytes: 99}, map[string]string{"a": big}, "MaxFileBytes"},
 		{"total bytes", snapshot.Limits{MaxTotalBytes: 150}, map[string]string{"a": big, "b": big}, "MaxTotalBytes"},
 		{"depth", snapshot.Limits{MaxDepth: 2}, map[string]string{"a/b/c/d": ""}, "MaxDepth"},
+		{"entries", snapshot.Limits{MaxEntries: 3}, map[string]string{"a/b": "", "c/": "", "d": ""}, "MaxEntries"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -191,30 +194,99 @@ func TestReadDirLimits(t *testing.T) {
 	}
 	t.Run("at the limit", func(t *testing.T) {
 		root := layout(t, map[string]string{"a": big, "b/c": big}, nil)
-		_, err := snapshot.ReadDir(root, snapshot.Options{Limits: snapshot.Limits{MaxFiles: 2, MaxFileBytes: 100, MaxTotalBytes: 200, MaxDepth: 1}})
+		_, err := snapshot.ReadDir(root, snapshot.Options{Limits: snapshot.Limits{MaxFiles: 2, MaxEntries: 3, MaxFileBytes: 100, MaxTotalBytes: 200, MaxDepth: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	})
 }
 
-// TestReadDirLinkBombBounded: links that multiply a directory are bounded
-// by the file limit, not followed forever.
-func TestReadDirLinkBombBounded(t *testing.T) {
-	entries := map[string]string{"d0/f": "x"}
-	for i := 1; i <= 12; i++ {
-		prev := "../d" + string(rune('a'+i-1))
-		if i == 1 {
-			prev = "../d0"
-		}
-		name := "d" + string(rune('a'+i))
-		entries[name+"/x@"] = prev
-		entries[name+"/y@"] = prev
+// linkFanOut lays out levels directories, each holding two links to the
+// next ("d1/a -> ../d2", "d1/b -> ../d2", …), the last one holding bottom:
+// read naively, the tree has 2^levels paths.
+func linkFanOut(t *testing.T, levels int, bottom map[string]string) string {
+	entries := map[string]string{}
+	for i := 1; i < levels; i++ {
+		next := fmt.Sprintf("../d%d", i+1)
+		entries[fmt.Sprintf("d%d/a@", i)] = next
+		entries[fmt.Sprintf("d%d/b@", i)] = next
 	}
+	for name, v := range bottom {
+		entries[fmt.Sprintf("d%d/%s", levels, name)] = v
+	}
+	return layout(t, entries, nil)
+}
+
+// TestReadDirLinkFanOutBounded is issue 8, item 3: two in-root links per
+// level to the next level made ReadDir visit 2^N directories (16 levels:
+// 20 s; 30: unbounded). Every directory visited through a link counts
+// against the entry budget (and its files against the file budget), so
+// the walk stops at the limit, in time the limit bounds.
+func TestReadDirLinkFanOutBounded(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		levels int
+		bottom map[string]string
+		limits snapshot.Limits
+		limit  string
+	}{
+		{"30 levels, empty", 30, nil, snapshot.Limits{}, "MaxEntries"},
+		{"30 levels, a file at the bottom", 30, map[string]string{"f": "x"}, snapshot.Limits{}, "MaxEntries"},
+		{"files first", 30, map[string]string{"f": "x", "g": "y"}, snapshot.Limits{MaxFiles: 100}, "MaxFiles"},
+		{"entries", 30, nil, snapshot.Limits{MaxEntries: 500}, "MaxEntries"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := linkFanOut(t, c.levels, c.bottom)
+			start := time.Now()
+			_, err := snapshot.ReadDir(root, snapshot.Options{Limits: c.limits})
+			var le *snapshot.LimitError
+			if !errors.As(err, &le) || le.Limit != c.limit {
+				t.Fatalf("err = %v, want limit %s", err, c.limit)
+			}
+			// 20,000 entries cost well under a second; the 2^30 walk never
+			// ended.
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+	// Within the budget, every path through the links is read.
+	root := linkFanOut(t, 5, map[string]string{"f": "x"})
+	s, err := snapshot.ReadDir(root, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Files); n != 1+2+4+8+16 {
+		t.Errorf("%d files, want 31 (every path to d5/f)", n)
+	}
+}
+
+// TestReadDirLongLinkChains: links whose targets wander ("a/../a/../…")
+// through a chain of other links are cut off as loops after maxLinkSteps
+// components, so that each costs a bounded walk; an ordinary chain still
+// resolves.
+func TestReadDirLongLinkChains(t *testing.T) {
+	wander := strings.Repeat("real/../", 500) + "real"
+	entries := map[string]string{"real/f": "x", "l0@": wander}
+	for i := 1; i < 40; i++ {
+		entries[fmt.Sprintf("l%d@", i)] = fmt.Sprintf("l%d", i-1)
+	}
+	entries["ok1@"] = "real/f"
+	entries["ok2@"] = "ok1"
 	root := layout(t, entries, nil)
-	_, err := snapshot.ReadDir(root, snapshot.Options{Limits: snapshot.Limits{MaxFiles: 1000}})
-	if !errors.Is(err, snapshot.ErrLimit) {
-		t.Fatalf("err = %v, want the file limit", err)
+	s, err := snapshot.ReadDir(root, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	om := omissions(s)
+	if om["l0"] != "" || string(s.Files["l0/f"]) != "x" {
+		t.Errorf("a single wandering link of 1,000 steps resolves: omitted %q, files %v", om["l0"], s.Files)
+	}
+	if om["l39"] != snapshot.ReasonCycle {
+		t.Errorf("l39: %q, want a loop", om["l39"])
+	}
+	if string(s.Files["ok2"]) != "x" {
+		t.Errorf("ok2 = %q", s.Files["ok2"])
 	}
 }
 

@@ -29,15 +29,19 @@ func CheckNewDir(dir string) error {
 	return nil
 }
 
-// WriteDir writes the snapshot as the new directory dir, atomically: the
-// files are written into a temporary sibling, which is renamed to dir once
-// complete. On any failure the sibling is removed and dir is left as it
-// was, so there is never a partial tree. dir must not exist or be empty.
+// WriteDir writes the snapshot as the new directory dir, atomically and
+// durably: the files are written into a temporary sibling, which is
+// flushed to stable storage (one syncfs on Linux; elsewhere an fsync of
+// each file and directory) and then renamed to dir, and the rename is
+// flushed too. On any failure the sibling is removed and dir is left as
+// it was, so there is never a partial tree. dir must not exist or be
+// empty.
 //
-// Every file gets exactly its recorded mode. Files and directories are
-// created one path component at a time below the new tree, never through a
-// link, so no snapshot path can land outside it. Nothing is fsynced: the
-// rename makes the tree appear whole, not durable across a crash.
+// Files are written with FileMode, 0644 or 0755 as pack writes them, never
+// group- or world-writable whatever the snapshot records, and whatever the
+// umask; directories are 0755. Files and directories are created one path
+// component at a time below the new tree, never through a link, so no
+// snapshot path can land outside it.
 func WriteDir(dir string, s *Snapshot) (err error) {
 	if err := CheckNewDir(dir); err != nil {
 		return err
@@ -63,7 +67,19 @@ func WriteDir(dir string, s *Snapshot) (err error) {
 	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return os.Rename(tmp, dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// FileMode is the mode WriteDir gives a file recorded with mode m: 0755
+// when m has any execute bit, 0644 otherwise, as archives are packed.
+func FileMode(m fs.FileMode) fs.FileMode {
+	if m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
 }
 
 // writeTree writes every file below root. Paths are taken in byte order and
@@ -74,6 +90,7 @@ func writeTree(root string, s *Snapshot) error {
 	if err != nil {
 		return err
 	}
+	umask := processUmask()
 	open := []*dirHandle{top} // open[i] is the directory of depth i along cur
 	var cur []string          // names of the directories along the current path
 	defer func() {
@@ -81,6 +98,15 @@ func writeTree(root string, s *Snapshot) error {
 			d.close()
 		}
 	}()
+	// closeLast closes the deepest open directory, first flushing it where
+	// each directory is flushed on its own.
+	closeLast := func() error {
+		d := open[len(open)-1]
+		open = open[:len(open)-1]
+		err := d.syncDir()
+		d.close()
+		return err
+	}
 	for _, p := range s.Paths() {
 		if err := CheckPath(p); err != nil {
 			return err
@@ -92,21 +118,27 @@ func writeTree(root string, s *Snapshot) error {
 			common++
 		}
 		for len(open) > common+1 {
-			open[len(open)-1].close()
-			open = open[:len(open)-1]
+			if err := closeLast(); err != nil {
+				return err
+			}
 		}
 		cur = cur[:common]
 		for _, name := range dirs[common:] {
-			d, err := open[len(open)-1].mkdir(name)
+			d, err := open[len(open)-1].mkdir(name, umask)
 			if err != nil {
 				return err
 			}
 			open = append(open, d)
 			cur = append(cur, name)
 		}
-		if err := open[len(open)-1].create(parts[len(parts)-1], s.Files[p], s.Mode(p)); err != nil {
+		if err := open[len(open)-1].create(parts[len(parts)-1], s.Files[p], FileMode(s.Mode(p)), umask); err != nil {
 			return err
 		}
 	}
-	return nil
+	for len(open) > 1 {
+		if err := closeLast(); err != nil {
+			return err
+		}
+	}
+	return top.syncTree()
 }

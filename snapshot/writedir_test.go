@@ -19,7 +19,7 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	s, err := snapshot.New(map[string][]byte{
 		"plugin.json": []byte("{}"), "bin/run": []byte("#!/bin/sh\n"), "a/b/c/d.txt": []byte("deep"),
 		"a/b.txt": nil, "a-b/x": []byte("x"), "z": []byte("z"),
-	}, map[string]fs.FileMode{"bin/run": 0o755, "z": 0o600})
+	}, map[string]fs.FileMode{"bin/run": 0o755, "z": 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +38,57 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	empty := t.TempDir()
 	if err := snapshot.WriteDir(empty, s); err != nil {
 		t.Errorf("into an empty directory: %v", err)
+	}
+}
+
+// TestWriteDirModes is issue 8, item 12: entries recorded 0777 or 0666
+// (an archive may say anything) came out group- and world-writable, even
+// under umask 077, so any local user could replace an executable that
+// plugkit mcp later runs. Files are written 0644 or 0755, as pack writes
+// them, whatever the snapshot records and whatever the umask.
+func TestWriteDirModes(t *testing.T) {
+	modes := map[string]fs.FileMode{
+		"rwx-all": 0o777, "rw-all": 0o666, "owner-only": 0o600, "owner-x": 0o700,
+		"group-x": 0o610, "none": 0, "plain": 0o644, "exec": 0o755, "setuid": 0o4755,
+	}
+	want := map[string]fs.FileMode{
+		"rwx-all": 0o755, "rw-all": 0o644, "owner-only": 0o644, "owner-x": 0o755,
+		"group-x": 0o755, "none": 0o644, "plain": 0o644, "exec": 0o755, "setuid": 0o755,
+	}
+	files := map[string][]byte{}
+	for p := range modes {
+		files["d/"+p] = []byte(p)
+	}
+	sub := map[string]fs.FileMode{}
+	for p, m := range modes {
+		sub["d/"+p] = m
+	}
+	s, err := snapshot.New(files, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, umask := range []int{0, 0o022, 0o077} {
+		old := syscall.Umask(umask)
+		dir := filepath.Join(t.TempDir(), "out")
+		err := snapshot.WriteDir(dir, s)
+		syscall.Umask(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, m := range want {
+			fi, err := os.Lstat(filepath.Join(dir, "d", p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got != m || fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+				t.Errorf("umask %03o: %s recorded %04o written %v, want %04o", umask, p, modes[p], fi.Mode(), m)
+			}
+		}
+		for _, d := range []string{".", "d"} {
+			if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("umask %03o: directory %s: %v %v", umask, d, fi.Mode(), err)
+			}
+		}
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -24,6 +22,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
+
+	"github.com/plugkit/plugkit/internal/boundedfile"
 )
 
 // ErrPassword means an encrypted private key did not decrypt with the
@@ -144,6 +144,8 @@ func ParsePrivateKey(name string, pemBytes []byte, password func() ([]byte, erro
 			pw = []byte{} // cryptoutils skips decryption for a nil password
 		}
 		pf = cryptoutils.StaticPasswordFunc(pw)
+	case "EC PRIVATE KEY", "RSA PRIVATE KEY":
+		return nil, fmt.Errorf("%s: unsupported PEM block %q: convert it to PKCS#8 with `openssl pkcs8 -topk8 -nocrypt -in KEY`, or use a cosign key", name, block.Type)
 	default:
 		return nil, fmt.Errorf("%s: unsupported PEM block %q (want PRIVATE KEY or ENCRYPTED SIGSTORE PRIVATE KEY)", name, block.Type)
 	}
@@ -185,19 +187,7 @@ func LoadPrivateKey(path string, password func() ([]byte, error)) (*PrivateKey, 
 }
 
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxKeyFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > MaxKeyFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes: not a key file", path, MaxKeyFileBytes)
-	}
-	return b, nil
+	return boundedfile.Read(path, MaxKeyFileBytes, "MaxKeyFileBytes")
 }
 
 // GenerateKeyPair makes a new ECDSA P-256 key pair in cosign's format: the

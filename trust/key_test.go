@@ -91,7 +91,7 @@ func TestParseKeyErrors(t *testing.T) {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), MaxKeyFileBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadPublicKey(big); err == nil || !strings.Contains(err.Error(), "not a key file") {
+	if _, err := LoadPublicKey(big); err == nil || !strings.Contains(err.Error(), "MaxKeyFileBytes") {
 		t.Errorf("oversized key file: %v", err)
 	}
 	if _, err := LoadPublicKey(filepath.Join(t.TempDir(), "absent.pub")); !errors.Is(err, os.ErrNotExist) {

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -18,7 +16,9 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/internal/jsontree"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // PolicySchema is the JSON Schema (draft 2020-12) of a policy file. The
@@ -120,17 +120,12 @@ func (e *PolicyError) Unwrap() error { return e.Err }
 // .yml; otherwise JSON when it starts with "{"). Relative paths in it are
 // relative to the file's directory.
 func LoadPolicy(file string) (*Policy, error) {
-	f, err := os.Open(file)
+	data, err := boundedfile.Read(file, MaxPolicyBytes, "MaxPolicyBytes")
+	if errors.Is(err, snapshot.ErrLimit) {
+		return nil, &PolicyError{Source: file, Err: err}
+	}
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxPolicyBytes {
-		return nil, &PolicyError{Source: file, Err: fmt.Errorf("larger than %d bytes (MaxPolicyBytes)", MaxPolicyBytes)}
 	}
 	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
@@ -414,7 +409,7 @@ func parseTrustedRootField(v any, dir string) (root.TrustedMaterial, []byte, err
 			return nil, nil, errors.New("must name a trusted root file")
 		}
 		var err error
-		if b, err = readLimited(resolve(dir, x), MaxPolicyBytes); err != nil {
+		if b, err = boundedfile.Read(resolve(dir, x), MaxPolicyBytes, "MaxPolicyBytes"); err != nil {
 			return nil, nil, err
 		}
 	case map[string]any:
@@ -447,7 +442,7 @@ func ParseTrustedRoot(b []byte) (*root.TrustedRoot, error) {
 
 // LoadTrustedRoot reads a trusted root file; see ParseTrustedRoot.
 func LoadTrustedRoot(file string) (*root.TrustedRoot, error) {
-	b, err := readLimited(file, MaxPolicyBytes)
+	b, err := boundedfile.Read(file, MaxPolicyBytes, "MaxPolicyBytes")
 	if err != nil {
 		return nil, err
 	}
@@ -456,22 +451,6 @@ func LoadTrustedRoot(file string) (*root.TrustedRoot, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return tr, nil
-}
-
-func readLimited(file string, max int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", file, max)
-	}
-	return b, nil
 }
 
 func resolve(dir, p string) string {
@@ -493,11 +472,9 @@ func resolveDir(p string) string {
 // ParseIdentity reads a plugin identity: "sha256:" and 64 lowercase hex
 // digits (an OCI manifest digest, or an archive's SHA-256).
 func ParseIdentity(s string) (digest.Digest, error) {
+	// Validate before Algorithm, which panics on a string without ':'.
 	d := digest.Digest(s)
-	if d.Algorithm() != digest.SHA256 {
-		return "", fmt.Errorf("identity %q is not sha256:<64 hex digits>", s)
-	}
-	if err := d.Validate(); err != nil {
+	if d.Validate() != nil || d.Algorithm() != digest.SHA256 {
 		return "", fmt.Errorf("identity %q is not sha256:<64 hex digits>", s)
 	}
 	return d, nil

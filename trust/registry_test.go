@@ -280,3 +280,49 @@ func TestRegistryReAddsDroppedSignature(t *testing.T) {
 		t.Fatalf("err = %v, want ErrReferrerLost", err)
 	}
 }
+
+// TestRegistryRefusesMovedSignature attaches cosign's valid bundle (over the
+// golden plugin) to another manifest in the registry, and a tampered copy
+// of it to the plugin itself: neither counts.
+func TestRegistryRefusesMovedSignature(t *testing.T) {
+	_, name, subject := registryPlugin(t)
+	ctx := context.Background()
+	repo := openRepo(t, name)
+	var m map[string]any
+	b, err := content.FetchAll(ctx, repo, subject)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatal(err)
+	}
+	m["annotations"].(map[string]any)["org.opencontainers.image.title"] = "impostor"
+	ib, _ := json.Marshal(m)
+	impostor := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(ib), Size: int64(len(ib)), ArtifactType: "application/vnd.colossus.agent-plugin.v1"}
+	if err := repo.Push(ctx, impostor, bytes.NewReader(ib)); err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := content.FetchAll(ctx, repo, ocispec.Descriptor{MediaType: BundleMediaType, Digest: goldenBundle, Size: 659})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attach := func(subject ocispec.Descriptor, bundle []byte) {
+		layer := ocispec.Descriptor{MediaType: BundleMediaType, Digest: digest.FromBytes(bundle), Size: int64(len(bundle))}
+		if err := repo.Push(ctx, layer, bytes.NewReader(bundle)); err != nil {
+			t.Fatal(err)
+		}
+		mb, _ := newReferrerManifest(subject, layer, SignPredicateType, time.Now())
+		d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(mb), Size: int64(len(mb)), ArtifactType: BundleMediaType}
+		if err := repo.Push(ctx, d, bytes.NewReader(mb)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attach(impostor, bundle)
+	v := &Verifier{Keys: []*PublicKey{goldenPublicKey(t, "cosign.pub")}}
+	rep, err := v.VerifyOCI(ctx, openRepo(t, name), impostor)
+	if !errors.Is(err, ErrNotVerified) || len(rep.Signatures) != 1 || !strings.Contains(rep.Signatures[0].Reason, "does not match") {
+		t.Fatalf("moved signature: %v %+v", err, rep)
+	}
+	attach(subject, bytes.Replace(bundle, []byte(`"sig":"ME`), []byte(`"sig":"MF`), 1))
+	rep, err = v.VerifyOCI(ctx, openRepo(t, name), subject)
+	if err != nil || len(rep.Signatures) != 2 || len(rep.Valid()) != 1 || rep.Valid()[0].Referrer != goldenReferrer {
+		t.Fatalf("tampered copy beside the real one: %v %+v", err, rep)
+	}
+}

@@ -17,16 +17,13 @@ import (
 )
 
 // SignOptions tune Sign. The zero value signs (predicate
-// SignPredicateType) at the current time.
+// SignPredicateType).
 type SignOptions struct {
 	// PredicateType and Predicate make an attestation: Predicate is the
 	// JSON object the statement carries, PredicateType its URI. Empty
 	// means a signature: SignPredicateType with the predicate {}.
 	PredicateType string
 	Predicate     []byte
-	// Now gives the time for the org.opencontainers.image.created
-	// annotation; nil means time.Now.
-	Now func() time.Time
 	// ReAdds bounds how often a signature dropped from a registry's
 	// referrers tag index by a concurrent writer is added again (default
 	// 5; a negative value skips reading back). Each read-back waits a
@@ -42,9 +39,8 @@ type Attached struct {
 	Subject ocispec.Descriptor `json:"subject"`
 	// Referrer is the referrer manifest that holds the bundle.
 	Referrer ocispec.Descriptor `json:"referrer"`
-	// Bundle is the bundle layer; BundleJSON its bytes.
+	// Bundle is the bundle layer.
 	Bundle        ocispec.Descriptor `json:"bundle"`
-	BundleJSON    []byte             `json:"-"`
 	PredicateType string             `json:"predicateType"`
 	// ReAdded counts how often the referrer was added again after a
 	// concurrent writer dropped it from the referrers index.
@@ -91,12 +87,8 @@ func Sign(ctx context.Context, store content.GraphStorage, subject ocispec.Descr
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
 	layer := ocispec.Descriptor{MediaType: BundleMediaType, Digest: digest.FromBytes(bundleJSON), Size: int64(len(bundleJSON))}
-	manifest, err := newReferrerManifest(subject, layer, predicateType, now())
+	manifest, err := newReferrerManifest(subject, layer, predicateType, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +98,7 @@ func Sign(ctx context.Context, store content.GraphStorage, subject ocispec.Descr
 		Size:         int64(len(manifest)),
 		ArtifactType: BundleMediaType,
 	}
-	a := &Attached{Subject: subject, Referrer: ref, Bundle: layer, BundleJSON: bundleJSON, PredicateType: predicateType}
+	a := &Attached{Subject: subject, Referrer: ref, Bundle: layer, PredicateType: predicateType}
 
 	unlock := lockSubject(store, subject.Digest)
 	defer unlock()

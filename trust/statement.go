@@ -3,6 +3,7 @@ package trust
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -75,14 +76,10 @@ func newStatement(subject digest.Digest, predicateType string, predicate []byte)
 	}
 	pred := json.RawMessage("{}")
 	if predicate != nil {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, predicate); err != nil {
-			return nil, fmt.Errorf("predicate: not JSON: %w", err)
+		var err error
+		if pred, err = compactPredicate(predicate); err != nil {
+			return nil, err
 		}
-		if buf.Len() == 0 || buf.Bytes()[0] != '{' {
-			return nil, fmt.Errorf("predicate: an in-toto predicate is a JSON object")
-		}
-		pred = buf.Bytes()
 	}
 	return marshalCompact(statement{
 		Type: StatementType,
@@ -93,6 +90,24 @@ func newStatement(subject digest.Digest, predicateType string, predicate []byte)
 		PredicateType: predicateType,
 		Predicate:     pred,
 	})
+}
+
+// CheckPredicate reports whether b can be an attestation's predicate: a
+// JSON object.
+func CheckPredicate(b []byte) error {
+	_, err := compactPredicate(b)
+	return err
+}
+
+func compactPredicate(b []byte) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, fmt.Errorf("predicate: not JSON: %w", err)
+	}
+	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
+		return nil, errors.New("predicate: an in-toto predicate is a JSON object")
+	}
+	return buf.Bytes(), nil
 }
 
 // marshalCompact is json.Marshal without HTML escaping, which is how Go

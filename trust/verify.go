@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sync"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
+	"golang.org/x/sync/semaphore"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry"
 )
@@ -218,24 +220,44 @@ func (v *Verifier) VerifyOCI(ctx context.Context, store content.ReadOnlyGraphSto
 	if err != nil {
 		return nil, fmt.Errorf("listing the referrers of %s: %w", subject.Digest, err)
 	}
+	var cands []ocispec.Descriptor
 	for _, d := range descs {
-		if d.MediaType != ocispec.MediaTypeImageManifest || d.ArtifactType != "" && !isBundleType(d.ArtifactType) {
+		switch {
+		case d.MediaType != ocispec.MediaTypeImageManifest || d.ArtifactType != "" && !isBundleType(d.ArtifactType),
+			d.Annotations[AnnotationPredicateType] != "" && d.Annotations[AnnotationPredicateType] != rep.PredicateType:
 			rep.Skipped++
-			continue
-		}
-		if len(rep.Signatures) == lim.MaxSignatures {
+		case len(cands) == lim.MaxSignatures:
 			rep.Unchecked++
-			continue
+		default:
+			cands = append(cands, d)
 		}
-		sig, candidate := v.checkReferrer(ctx, store, subject, d, lim)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !candidate {
+	}
+	// Candidates are fetched and checked a few at a time (a registry's
+	// round trips overlap), with at most MaxBundleBytes of bundles in
+	// hand at once (verifying one allocates several times its size).
+	sigs := make([]Signature, len(cands))
+	isCand := make([]bool, len(cands))
+	budget := semaphore.NewWeighted(lim.MaxBundleBytes)
+	workers := make(chan struct{}, verifyWorkers)
+	var wg sync.WaitGroup
+	for i, d := range cands {
+		workers <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-workers; wg.Done() }()
+			sigs[i], isCand[i] = v.checkReferrer(ctx, store, subject, d, lim, budget)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i := range cands {
+		if isCand[i] {
+			rep.Signatures = append(rep.Signatures, sigs[i])
+		} else {
 			rep.Skipped++
-			continue
 		}
-		rep.Signatures = append(rep.Signatures, sig)
 	}
 	if len(rep.Valid()) == 0 {
 		return rep, &NotVerifiedError{Report: rep}
@@ -254,14 +276,15 @@ func listReferrers(ctx context.Context, store content.ReadOnlyGraphStorage, subj
 	return store.Predecessors(ctx, subject)
 }
 
-// checkReferrer fetches and verifies one referrer. candidate is false for
-// a referrer that is not a bundle of the predicate type asked for.
-func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGraphStorage, subject, d ocispec.Descriptor, lim Limits) (sig Signature, candidate bool) {
+// verifyWorkers is how many referrers VerifyOCI checks at once.
+const verifyWorkers = 4
+
+// checkReferrer fetches and verifies one referrer, holding its bundle's
+// size of budget meanwhile. candidate is false for a referrer that is not
+// a bundle of the predicate type asked for.
+func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGraphStorage, subject, d ocispec.Descriptor, lim Limits, budget *semaphore.Weighted) (sig Signature, candidate bool) {
 	sig.Referrer = d.Digest
 	want := v.predicateType()
-	if t := d.Annotations[AnnotationPredicateType]; t != "" && t != want {
-		return sig, false
-	}
 	refuse := func(format string, args ...any) (Signature, bool) {
 		sig.Reason = fmt.Sprintf(format, args...)
 		return sig, true
@@ -283,6 +306,10 @@ func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGrap
 	if err != nil {
 		return refuse("%v", err)
 	}
+	if err := budget.Acquire(ctx, layer.Size); err != nil {
+		return refuse("%v", err)
+	}
+	defer budget.Release(layer.Size)
 	bb, err := content.FetchAll(ctx, store, layer)
 	if err != nil {
 		return refuse("fetching the bundle: %v", err)
@@ -430,6 +457,8 @@ func (v *Verifier) checkKeys(b *bundle.Bundle, hint string, message bool, artifa
 		}
 	}
 	switch {
+	case len(keys) == 1 && !hinted:
+		return nil, nil, fmt.Errorf("does not verify with key %s: the bundle names another key (hint %s)", keys[0].Name, hint)
 	case len(keys) == 1:
 		return nil, nil, fmt.Errorf("does not verify with key %s: %v", keys[0].Name, first)
 	case hinted:

@@ -15,7 +15,8 @@ import (
 func writeAnnotations(w io.Writer, reports []*validateReport) {
 	loc, err := newLocator(".")
 	if err != nil {
-		loc = &locator{base: "/", lines: map[*validateReport]map[string][]int{}}
+		// No current directory: paths stay as absolute as they can be.
+		loc, _ = newLocator("/")
 	}
 	for _, r := range reports {
 		for _, d := range r.Diagnostics {

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newCheckCmd) }
@@ -38,7 +37,7 @@ Exit status: 0 every tree intact, 1 any difference, 2 usage or I/O error.`,
 		Example: `  plugkit check
   plugkit check kv --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(source.Options{})
+			h, err := hf.open(false)
 			if err != nil {
 				return err
 			}
@@ -63,7 +62,7 @@ Exit status: 0 every tree intact, 1 any difference, 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	hf.register(cmd, false)
+	hf.register(cmd, false, false)
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // Exit codes.
@@ -44,13 +45,20 @@ const (
 
 	// Codes of the verbs that change a plugin home (install, update,
 	// remove, sync) and check it.
-	codeConsent       = "consent-required" // a change needs consent that was refused or not given
-	codeConflict      = "name-conflict"    // a plugin of that name is installed from another source
-	codeNotInstalled  = "not-installed"    // no installed plugin has that name
-	codeBusy          = "home-busy"        // another plugkit kept the home locked
-	codeSourceChanged = "source-changed"   // a source gives other bytes than the lock records
-	codeModified      = "tree-modified"    // an installed tree differs from its file list or the lock
-	codeLockInvalid   = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	codeConsent        = "consent-required" // a change needs consent that was refused or not given
+	codeConflict       = "name-conflict"    // a plugin of that name is installed from another source
+	codeNotInstalled   = "not-installed"    // no installed plugin has that name
+	codeBusy           = "home-busy"        // another plugkit kept the home locked
+	codeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
+	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
+	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
+
+	// Codes of the signing verbs (key generate, sign, attest, verify).
+	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
+	codePolicyRefused = "policy-refused" // the trust policy refuses the plugin
+	codePolicyInvalid = "policy-invalid" // the trust policy file cannot be used
+	codePassword      = "wrong-password" // an encrypted private key did not open with the password
 )
 
 // exitError makes a command end with a given exit code. A nil err means the
@@ -152,6 +160,12 @@ func errorCode(err error, exit int) string {
 		return codeAmbiguous
 	case errors.Is(err, oci.ErrNoPlugin):
 		return codeNotFound
+	case errors.Is(err, trust.ErrNotVerified):
+		return codeNotVerified
+	case errors.Is(err, trust.ErrRefused):
+		return codePolicyRefused
+	case errors.Is(err, trust.ErrPassword):
+		return codePassword
 	case errors.As(err, &se):
 		return codeRegistry
 	case errors.Is(err, source.ErrArchive), isArchiveError(err):

@@ -37,7 +37,7 @@ func FuzzUTF16Column(f *testing.F) {
 		if line < 1 || col < 1 {
 			return
 		}
-		l := &locator{lines: map[*validateReport]map[string][]int{}}
+		l, _ := newLocator("/")
 		r := &validateReport{}
 		got := l.utf16Column(r, "f", content, line, col)
 		lines := strings.SplitAfter(string(content), "\n")

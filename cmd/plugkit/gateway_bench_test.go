@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // The gateway's speed targets (issue 12), measured with real processes:
@@ -37,7 +39,7 @@ func connectCmd(b *testing.B, cmd *exec.Cmd) *mcp.ClientSession {
 // (stdio) and once directly on the same server program, interleaved so
 // that load from elsewhere hits both alike. Target: overhead under 1 ms.
 func BenchmarkGatewayCall(b *testing.B) {
-	bin := filepath.Join(buildPlugkit(b), "plugkit")
+	bin := testbin.Build(b, "github.com/plugkit/plugkit/cmd/plugkit")
 	root := writeNamedPlugin(b, "bench", `{"s": {"type": "stdio", "command": "./bin/run"}}`, nil)
 	gw := connectCmd(b, exec.Command(bin, "gateway", "--home", b.TempDir(), root))
 	defer gw.Close()
@@ -169,7 +171,7 @@ func (c *rawClient) request(method, params string) []byte {
 // started, answered in one page. The first list, which starts the 200
 // servers, is reported apart. Target: under 50 ms.
 func BenchmarkGatewayToolsList(b *testing.B) {
-	bin := filepath.Join(buildPlugkit(b), "plugkit")
+	bin := testbin.Build(b, "github.com/plugkit/plugkit/cmd/plugkit")
 	home := benchHome(b, 50)
 	c := startRaw(b, exec.Command(bin, "gateway", "--home", home))
 	begin := time.Now()
@@ -194,7 +196,7 @@ func BenchmarkGatewayToolsList(b *testing.B) {
 // lazily, so none runs yet) next to an empty home, interleaved. Target:
 // under 100 ms.
 func BenchmarkGatewayStart(b *testing.B) {
-	bin := filepath.Join(buildPlugkit(b), "plugkit")
+	bin := testbin.Build(b, "github.com/plugkit/plugkit/cmd/plugkit")
 	full, empty := benchHome(b, 50), b.TempDir()
 	start := func(home string) time.Duration {
 		begin := time.Now()

@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/host"
+	"github.com/plugkit/plugkit/internal/testbin"
 	"github.com/plugkit/plugkit/internal/testservice"
 )
 
@@ -97,7 +98,7 @@ func (s *syncBuffer) String() string {
 
 // gatewayCmd is the command of a gateway with a private home.
 func gatewayCmd(t *testing.T, home string, args ...string) (*exec.Cmd, *syncBuffer) {
-	bin := filepath.Join(buildPlugkit(t), "plugkit")
+	bin := testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
 	cmd := exec.Command(bin, append([]string{"gateway", "--home", home}, args...)...)
 	cmd.Env = append(os.Environ(), "PLUGKIT_HOME="+home)
 	errb := &syncBuffer{url: make(chan string, 1)}

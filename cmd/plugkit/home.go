@@ -14,9 +14,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // homeFlags are the flags of the verbs that work on a plugin home.
@@ -24,25 +26,45 @@ type homeFlags struct {
 	dir         string
 	asJSON      bool
 	lockTimeout time.Duration
+	// For the verbs that read sources: how to reach registries.
+	registry registryFlags
+	oci      ociFlags
 }
 
-// register adds --home and --json; writers also get --lock-timeout.
-func (f *homeFlags) register(cmd *cobra.Command, writer bool) {
+// register adds --home and --json; writers also get --lock-timeout, and
+// the verbs that read sources --token-file and --plain-http.
+func (f *homeFlags) register(cmd *cobra.Command, writer, fetch bool) {
 	cmd.Flags().StringVar(&f.dir, "home", "", "plugin home (default $PLUGKIT_HOME, else $XDG_DATA_HOME/plugkit, else ~/.local/share/plugkit)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	if writer {
-		cmd.Flags().DurationVar(&f.lockTimeout, "lock-timeout", install.DefaultLockTimeout, "how long to wait while another plugkit changes the home")
+		cmd.Flags().DurationVar(&f.lockTimeout, "lock-timeout", install.DefaultLockTimeout, "how long to wait while another plugkit changes the home (0: do not wait)")
+	}
+	if fetch {
+		cmd.Flags().StringVar(&f.registry.tokenFile, "token-file", "", "file holding the Backplane registry token (default $PLUGKIT_TOKEN)")
+		cmd.Flags().BoolVar(&f.oci.plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS (a local or test registry)")
 	}
 }
 
-// open opens the home the flags name, with src as the template of how
-// plugins are read.
-func (f *homeFlags) open(src source.Options) (*install.Home, error) {
+// open opens the home the flags name. With fetch, plugins are read with
+// the registry token (PLUGKIT_TOKEN or --token-file; each source sets the
+// URL) and the OCI registry options (--plain-http, Docker credentials).
+func (f *homeFlags) open(fetch bool) (*install.Home, error) {
 	dir := f.dir
 	if dir == "" {
 		var err error
 		if dir, err = install.DefaultDir(); err != nil {
 			return nil, usage(err)
+		}
+	}
+	var src source.Options
+	if fetch {
+		token, err := f.registry.token()
+		if err != nil {
+			return nil, err
+		}
+		src.Client = &distribution.Client{Token: token}
+		if src.Remote, err = f.oci.remote(); err != nil {
+			return nil, err
 		}
 	}
 	timeout := f.lockTimeout
@@ -80,6 +102,10 @@ func homeError(err error) error {
 		return withCode(codeModified, failed(err))
 	case errors.Is(err, install.ErrLockInvalid):
 		return withCode(codeLockInvalid, failed(err))
+	case errors.Is(err, install.ErrPolicyMismatch):
+		return withCode(codePolicyMismatch, failed(err))
+	case errors.Is(err, trust.ErrRefused):
+		return failed(err)
 	case errors.Is(err, source.ErrSyntax):
 		return usage(err)
 	case errors.Is(err, context.Canceled):
@@ -112,7 +138,7 @@ func consentFunc(cmd *cobra.Command, yes, asJSON bool) install.ConsentFunc {
 	return func(ctx context.Context, c *install.Change) (bool, error) {
 		w := cmd.ErrOrStderr()
 		printConsent(w, c)
-		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), c.Name)
+		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), safe(c.Name))
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')
@@ -256,6 +282,15 @@ func printChange(w io.Writer, c *install.Change, dry bool) {
 	case install.ActionRestore:
 		fmt.Fprintf(w, "restored %s %s (%s)\n", safe(c.Name), safe(c.New.Version), short(c.New))
 	}
+	if c.New != nil && c.New.Trust != nil && c.Action != install.ActionNone {
+		fmt.Fprintf(w, "  admitted by %s%s\n", safe(c.New.Trust.Rule), signedBy(c.New.Trust))
+	}
+	if c.Refused != "" {
+		fmt.Fprintf(w, "  refused by the trust policy: %s\n", safe(c.Refused))
+	}
+	for _, d := range c.Warnings {
+		fmt.Fprintf(w, "  %s\n", safe(d.String()))
+	}
 	printCode(w, c)
 	printData(w, c)
 	if c.Report != "" {
@@ -280,4 +315,11 @@ func quoteIfNeeded(s string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return s
+}
+
+func signedBy(t *install.Trust) string {
+	if t.Signer == "" {
+		return ""
+	}
+	return ", signed by " + safe(t.Signer)
 }

@@ -4,27 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 func init() { verbs = append(verbs, newInstallCmd) }
 
 func newInstallCmd() *cobra.Command {
 	var hf homeFlags
-	var rf registryFlags
+	var registry string
 	var opts install.InstallOptions
-	var channel, release string
+	var channel, release, policyFile string
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "install SOURCE...",
 		Short: "Install plugins into the home, with consent to what they may run",
-		Long: `Install reads each SOURCE — a plugin directory, a .tar.gz archive, or a plugin
-id in the Backplane registry given by --registry (or $PLUGKIT_REGISTRY) —
-refuses a rejected plugin or one with error diagnostics, shows what it will
+		Long: `Install reads each SOURCE — a plugin directory, a .tar.gz archive, an
+oci://REGISTRY/REPOSITORY[:TAG][@DIGEST] artifact, an
+oci-layout:PATH[:TAG][@DIGEST] artifact, or a plugin id in the Backplane
+registry given by --registry (or $PLUGKIT_REGISTRY) — refuses a rejected plugin or one with error diagnostics, shows what it will
 be able to run (every MCP server's command, args, cwd, env names, URL and
 header names), and asks for consent on a terminal. Without a terminal,
 --yes is required; otherwise nothing is installed and the exit status is 1.
@@ -33,6 +36,12 @@ The trees go to HOME/store/sha256/ (read-only), the plugin's PLUGIN_DATA is
 HOME/data/NAME (kept across updates and removals), and HOME/plugkit.lock
 records what was installed, from where, with which digests, and the
 approved launch surface. All sources install together or none does.
+
+When the home has a trust policy (HOME/policy.json, stored by --policy
+FILE), every plugin must satisfy it: the lock records the rule that
+admitted each one, the signer, and the policy's sha256. A new --policy
+replaces the home's, and every installed plugin must satisfy it too. No
+flag skips the policy.
 
 Installing a plugin of a name already installed from another source is
 refused unless --replace; its data directory then starts empty unless
@@ -51,12 +60,15 @@ another writer busy), 2 usage or I/O error.`,
 		Example: `  plugkit install ./my-plugin
   plugkit install my-plugin-1.0.0.tar.gz --yes --home ./.plugkit
   plugkit install release-notes --registry http://127.0.0.1:8080 --channel beta
-  plugkit install ./other/kv --replace --keep-data --yes`,
+  plugkit install oci://127.0.0.1:5000/plugins/kv:1.0.0 --plain-http
+  plugkit install oci-layout:./airgap.tar@sha256:3f1c...e9 --yes
+  plugkit install ./other/kv --replace --keep-data --yes
+  plugkit install oci://registry.example.com/acme/kv:1 --policy team-policy.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var srcs []source.Source
 			for _, a := range args {
-				src, err := source.Parse(a, source.ParseOptions{Registry: rf.url, Channel: channel, Release: release})
+				src, err := source.Parse(a, source.ParseOptions{Registry: registry, Channel: channel, Release: release})
 				if err != nil {
 					return usage(err)
 				}
@@ -65,37 +77,30 @@ another writer busy), 2 usage or I/O error.`,
 			if channel != "" && release != "" {
 				return usagef("--channel and --release exclude each other")
 			}
-			h, err := openWithRegistry(hf, rf)
+			h, err := hf.open(true)
 			if err != nil {
 				return err
+			}
+			if policyFile != "" {
+				if opts.Policy, err = trust.LoadPolicy(policyFile); err != nil {
+					return withCode(codePolicyInvalid, usage(err))
+				}
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
 			res, err := h.Install(cmd.Context(), srcs, opts)
 			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), false)
 		},
 	}
-	hf.register(cmd, true)
-	cmd.Flags().StringVar(&rf.url, "registry", "", "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
-	cmd.Flags().StringVar(&rf.tokenFile, "token-file", "", "file holding the registry token (default $PLUGKIT_TOKEN)")
+	hf.register(cmd, true, true)
+	cmd.Flags().StringVar(&registry, "registry", os.Getenv("PLUGKIT_REGISTRY"), "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
 	cmd.Flags().StringVar(&channel, "channel", "", "registry channel to install from (default stable)")
 	cmd.Flags().StringVar(&release, "release", "", "registry release ID to install instead of a channel")
 	cmd.Flags().BoolVar(&yes, "yes", false, "consent to what the plugins may run without asking")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace a plugin of the same name installed from another source")
 	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep a data directory that another source created")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each installation from a registry to it (POST /installations)")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "trust policy (JSON or YAML, docs/trust.md) to store in the home and apply from now on")
 	return cmd
-}
-
-// openWithRegistry opens the home with a registry client that carries
-// the token (PLUGKIT_TOKEN or --token-file), for registry sources and
-// reports; the client's URL is set per source.
-func openWithRegistry(hf homeFlags, rf registryFlags) (*install.Home, error) {
-	rf.url = "http://127.0.0.1" // any: client() only requires one
-	c, err := rf.client()
-	if err != nil {
-		return nil, err
-	}
-	return hf.open(source.Options{Client: c})
 }
 
 // consentHint says how to give consent when there was no one to ask.

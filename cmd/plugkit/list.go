@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newListCmd) }
@@ -47,7 +46,7 @@ PLUGIN_DATA), "installedAt", "skills": [ids], "servers": [ids]}]}.`,
   plugkit list --home ./.plugkit --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(source.Options{})
+			h, err := hf.open(false)
 			if err != nil {
 				return err
 			}
@@ -62,7 +61,7 @@ PLUGIN_DATA), "installedAt", "skills": [ids], "servers": [ids]}]}.`,
 			return output(cmd, hf.asJSON, doc, func(w io.Writer) { printList(w, h.Dir(), doc) })
 		},
 	}
-	hf.register(cmd, false)
+	hf.register(cmd, false, false)
 	return cmd
 }
 

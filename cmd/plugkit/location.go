@@ -31,6 +31,7 @@ type location struct {
 type locator struct {
 	base  string                               // absolute base directory
 	lines map[*validateReport]map[string][]int // line start offsets per report and file
+	rels  map[string]string                    // rel's results: a file has many diagnostics
 }
 
 func newLocator(base string) (*locator, error) {
@@ -46,7 +47,7 @@ func newLocator(base string) (*locator, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", base)
 	}
-	return &locator{base: abs, lines: map[*validateReport]map[string][]int{}}, nil
+	return &locator{base: abs, lines: map[*validateReport]map[string][]int{}, rels: map[string]string{}}, nil
 }
 
 // locate places d, a diagnostic of r.
@@ -64,6 +65,15 @@ func (l *locator) locate(r *validateReport, d agentplugin.Diagnostic) location {
 // rel is p relative to the base, slash-separated; absolute when it lies
 // outside the base, where a relative path would climb out of it.
 func (l *locator) rel(p string) string {
+	if r, ok := l.rels[p]; ok {
+		return r
+	}
+	r := l.relUncached(p)
+	l.rels[p] = r
+	return r
+}
+
+func (l *locator) relUncached(p string) string {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return filepath.ToSlash(p)
@@ -86,7 +96,7 @@ func (l *locator) utf16Column(r *validateReport, path string, content []byte, li
 	}
 	starts, ok := files[path]
 	if !ok {
-		starts = []int{0}
+		starts = make([]int, 1, bytes.Count(content, []byte{'\n'})+1)
 		for i := bytes.IndexByte(content, '\n'); i >= 0; {
 			starts = append(starts, starts[len(starts)-1]+i+1)
 			i = bytes.IndexByte(content[starts[len(starts)-1]:], '\n')

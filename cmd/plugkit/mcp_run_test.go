@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/testservice"
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // testServerBin is mcprun's test MCP server, built once per test binary.
-func testServerBin(t testing.TB) string { return testservice.MCPServer(t) }
+func testServerBin(t testing.TB) string {
+	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
+}
 
 // writeSmallPlugin writes plugin "demo" whose bin/run is a script that
 // starts the test server: small to pack and install, unlike the server.

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -18,13 +17,13 @@ import (
 // quick ones never draw anything.
 var progressDelay = time.Second
 
-// stderrIsTerminal reports whether w, a verb's stderr, is a terminal;
-// tests replace it.
+// stderrIsTerminal reports whether w, a verb's stderr, is a terminal (by
+// the one check plugkit has, isTerminal); tests replace it.
 var stderrIsTerminal = realTerminalCheck
 
 func realTerminalCheck(w any) bool {
 	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	return ok && isTerminal(f)
 }
 
 // progress is a progress bar on stderr for a transfer (bytes) or an

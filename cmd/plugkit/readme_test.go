@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
 // The README's console blocks are tested: each one runs, as a user would
@@ -98,7 +100,7 @@ func TestREADME(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("the README has no console block")
 	}
-	bin := buildPlugkit(t)
+	bin := filepath.Dir(testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit"))
 	examples, _ := filepath.Abs("../../examples")
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line%d", b.line), func(t *testing.T) {

@@ -38,20 +38,30 @@ func (f *registryFlags) client() (*distribution.Client, error) {
 	if f.url == "" {
 		return nil, usagef("--registry URL is required (or set PLUGKIT_REGISTRY)")
 	}
+	token, err := f.token()
+	if err != nil {
+		return nil, err
+	}
+	return &distribution.Client{BaseURL: strings.TrimSuffix(f.url, "/"), Token: token}, nil
+}
+
+// token is the registry token: from --token-file, else $PLUGKIT_TOKEN,
+// else none. An error is a usage error.
+func (f *registryFlags) token() (string, error) {
 	token := os.Getenv("PLUGKIT_TOKEN")
 	if f.tokenFile != "" {
 		tokens, err := readTokenFile(f.tokenFile)
 		if err != nil {
-			return nil, usage(err)
+			return "", usage(err)
 		}
 		if len(tokens) != 1 {
-			return nil, usage(fmt.Errorf("%s: want exactly one token, found %d", f.tokenFile, len(tokens)))
+			return "", usage(fmt.Errorf("%s: want exactly one token, found %d", f.tokenFile, len(tokens)))
 		}
 		token = tokens[0]
 	}
 	token = strings.TrimSpace(token)
 	f.hasToken = token != ""
-	return &distribution.Client{BaseURL: strings.TrimSuffix(f.url, "/"), Token: token}, nil
+	return token, nil
 }
 
 // maxTokenFile bounds a token file: tokens are short.

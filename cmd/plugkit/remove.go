@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newRemoveCmd) }
@@ -28,7 +27,7 @@ Exit status: 0 removed, 1 not installed or refused, 2 usage or I/O error.`,
   plugkit remove kv notes --purge --home ./.plugkit`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(source.Options{})
+			h, err := hf.open(false)
 			if err != nil {
 				return err
 			}
@@ -36,7 +35,7 @@ Exit status: 0 removed, 1 not installed or refused, 2 usage or I/O error.`,
 			return finish(cmd, hf.asJSON, res, err, false)
 		},
 	}
-	hf.register(cmd, true)
+	hf.register(cmd, true, false)
 	cmd.Flags().BoolVar(&opts.Purge, "purge", false, "also delete the plugins' data directories")
 	return cmd
 }

@@ -114,7 +114,7 @@ func (f *runFlags) openHome() (*install.Home, error) {
 	if err != nil || dir == "" {
 		return nil, err
 	}
-	return (&homeFlags{dir: dir}).open(source.Options{})
+	return (&homeFlags{dir: dir}).open(false)
 }
 
 // runnable is a plugin ready to run: loaded, and on disk.

@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +24,8 @@ import (
 func init() { verbs = append(verbs, newServeCmd) }
 
 type serveFlags struct {
-	data, addr                        string
+	storage                           storageFlags
+	addr                              string
 	publishFile, readFile, adminFile  string
 	anonymousRead, anonymousReports   bool
 	accessLog                         bool
@@ -30,10 +33,17 @@ type serveFlags struct {
 	gcInterval, gcGrace, resolveTTL   time.Duration
 	uploadGrace                       time.Duration
 	minUploadRate                     int64
-	uploads, publishes                int
+	uploads, queued, publishes        int
 	releases, channels, installations int
 	descriptionBytes                  int
+	blobsRedirect                     bool
+	shutdownTimeout                   time.Duration
+	logFormat                         string
 }
+
+// serveSubcommands are the verbs under serve besides gc (token, migrate);
+// each file that defines one adds it here from its init.
+var serveSubcommands []func() *cobra.Command
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
@@ -45,6 +55,14 @@ func newServeCmd() *cobra.Command {
 content-addressed directory, both under --data (created if needed, after
 the address is bound).
 
+For several replicas behind a load balancer, keep the metadata in PostgreSQL
+(--database or $PLUGKIT_DATABASE_URL; the password from that variable,
+$PGPASSWORD or ~/.pgpass, never the command line) and the artifacts in S3
+(--blobs s3://BUCKET/PREFIX; credentials from $AWS_ACCESS_KEY_ID and
+$AWS_SECRET_ACCESS_KEY or the AWS shared files). Replicas then need no data
+directory, and drop their caches as soon as another one writes. See
+docs/operations.md.
+
 Tokens, one per line in a file or comma-separated in the environment, each
 "NAME=SECRET" (identity NAME) or a bare secret (identity "token:" and 16 hex
 digits of its SHA-256; the identities are logged at start):
@@ -54,30 +72,39 @@ digits of its SHA-256; the identities are logged at start):
               installations
   admins      $PLUGKIT_ADMIN_TOKENS, --admin-token-file: everything, on every
               plugin, and change owners (plugkit owners)
-The first identity to publish a plugin owns it. Reads are anonymous unless
+Tokens kept in the database (plugkit serve token add) work beside these;
+their identity is their ID. The first identity to publish a plugin owns it. Reads are anonymous unless
 reader tokens are set (--anonymous-read decides otherwise); installation
 reports need a token unless --anonymous-reports. Without publisher or admin
 tokens nobody can publish.
 
 Publish bodies are received into DATA/uploads before they take one of the
 publish slots, at no less than --min-upload-rate after --upload-grace; past
---max-uploads at once the registry answers 503 with Retry-After. Blobs that
+--max-uploads arriving or --max-queued in flight the registry answers 503
+with Retry-After. Blobs that
 no release refers to (left by a publish that crashed) are removed every
 --gc-interval once they are older than --gc-grace; plugkit serve gc runs the
 same collection once.
 
+/healthz (alive), /readyz (database and blobs reachable) and /metrics
+(Prometheus) are served at the root. SIGHUP reloads --tls-cert and --tls-key.
+
 The first line on stdout is "plugkit serve: listening on URL". SIGINT or
-SIGTERM stops the server after the requests in flight.`,
+SIGTERM stops accepting connections and lets the requests in flight,
+publishes included, finish (up to --shutdown-timeout).`,
 		Example: `  PLUGKIT_PUBLISH_TOKENS=alice=s3cret plugkit serve --data ./registry-data --addr 127.0.0.1:8080
   plugkit serve --publish-token-file /etc/plugkit/publishers --read-token-file /etc/plugkit/readers \
-      --admin-token-file /etc/plugkit/admins --data /var/lib/plugkit`,
+      --admin-token-file /etc/plugkit/admins --data /var/lib/plugkit
+  PGPASSWORD=… AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… plugkit serve --addr :8443 \
+      --database postgres://plugkit@db.internal/plugkit --blobs s3://artifacts/plugkit \
+      --tls-cert /etc/plugkit/tls.crt --tls-key /etc/plugkit/tls.key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd, f)
 		},
 	}
+	f.storage.register(cmd, true)
 	fl := cmd.Flags()
-	fl.StringVar(&f.data, "data", "plugkit-data", "data directory (database, blobs, uploads)")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks a free port)")
 	fl.StringVar(&f.publishFile, "publish-token-file", "", "file of publisher tokens, one per line")
 	fl.StringVar(&f.readFile, "read-token-file", "", "file of reader tokens, one per line")
@@ -91,8 +118,9 @@ SIGTERM stops the server after the requests in flight.`,
 	fl.StringVar(&f.tlsKey, "tls-key", "", "key of --tls-cert (PEM)")
 	fl.DurationVar(&f.gcInterval, "gc-interval", time.Hour, "how often to remove orphan blobs (0 never)")
 	fl.DurationVar(&f.gcGrace, "gc-grace", registry.DefaultGCGrace, "age below which an orphan blob is kept")
-	fl.DurationVar(&f.resolveTTL, "resolve-cache-ttl", time.Second, "how long a resolve answer is reused (0 disables the cache)")
+	fl.DurationVar(&f.resolveTTL, "resolve-cache-ttl", time.Second, "how long a resolve answer is reused (0 disables the cache; with --database the default is 10m, since every write resets it)")
 	fl.IntVar(&f.uploads, "max-uploads", registry.DefaultMaxConcurrentUploads, "publish bodies received at once; beyond, 503")
+	fl.IntVar(&f.queued, "max-queued", registry.DefaultMaxQueuedPublishes, "publishes in flight (received or arriving); beyond, 503")
 	fl.IntVar(&f.publishes, "max-publishes", registry.DefaultMaxConcurrentPublishes, "publishes unpacked and checked at once")
 	fl.Int64Var(&f.minUploadRate, "min-upload-rate", registry.DefaultMinUploadRate, "slowest average upload rate, bytes/s")
 	fl.DurationVar(&f.uploadGrace, "upload-grace", registry.DefaultUploadGrace, "time an upload has before --min-upload-rate applies")
@@ -100,7 +128,13 @@ SIGTERM stops the server after the requests in flight.`,
 	fl.IntVar(&f.channels, "max-channels", registry.DefaultMaxChannelsPerPlugin, "channels per plugin")
 	fl.IntVar(&f.installations, "max-installations", registry.DefaultMaxInstallationsPerPlugin, "installation reports per plugin")
 	fl.IntVar(&f.descriptionBytes, "max-description", registry.DefaultMaxDescriptionBytes, "bytes of description stored per release")
+	fl.BoolVar(&f.blobsRedirect, "blobs-redirect", false, "answer artifact downloads with a redirect to a presigned S3 URL instead of streaming them")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
 	cmd.AddCommand(newServeGCCmd())
+	for _, sub := range serveSubcommands {
+		cmd.AddCommand(sub())
+	}
 	return cmd
 }
 
@@ -137,9 +171,20 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
-	if err := checkPositive(cmd.Flags(), "max-uploads", "max-publishes", "min-upload-rate", "upload-grace",
-		"max-releases", "max-channels", "max-installations", "max-description", "gc-grace"); err != nil {
+	if err := checkPositive(cmd.Flags(), "max-uploads", "max-queued", "max-publishes", "min-upload-rate", "upload-grace",
+		"max-releases", "max-channels", "max-installations", "max-description", "gc-grace", "shutdown-timeout"); err != nil {
 		return err
+	}
+	logger, err := newLogger(cmd, f.logFormat)
+	if err != nil {
+		return err
+	}
+	storage, err := f.storage.config(cmd)
+	if err != nil {
+		return err
+	}
+	if f.blobsRedirect && storage.BlobsURL == "" {
+		return usagef("--blobs-redirect needs --blobs s3://BUCKET/PREFIX")
 	}
 	var lists [3][]string
 	for i, src := range [][2]string{
@@ -156,18 +201,26 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if cmd.Flags().Changed("anonymous-read") {
 		anonymous = f.anonymousRead
 	}
-	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	if len(publish)+len(admin) == 0 {
-		logger.Warn("no publisher or admin tokens: publishing is disabled")
+		logger.Warn("no publisher or admin tokens in the environment: only database tokens (plugkit serve token add) can publish")
 	}
 	for role, list := range map[string][]string{"publisher": publish, "reader": read, "admin": admin} {
 		if len(list) > 0 {
 			logger.Info("tokens", "role", role, "identities", identities(list))
 		}
 	}
-	resolveTTL := f.resolveTTL
-	if resolveTTL <= 0 {
-		resolveTTL = -1
+	var resolveTTL time.Duration // the default: Config's, which knows the store
+	if cmd.Flags().Changed("resolve-cache-ttl") {
+		resolveTTL = f.resolveTTL
+		if resolveTTL <= 0 {
+			resolveTTL = -1
+		}
+	}
+	var certs *registry.CertReloader
+	if f.tlsCert != "" {
+		if certs, err = registry.NewCertReloader(f.tlsCert, f.tlsKey); err != nil {
+			return usage(err)
+		}
 	}
 
 	// Bind first: a busy port must not leave a new data directory behind.
@@ -176,16 +229,16 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return usage(err)
 	}
 	defer ln.Close()
-	db, blobs, err := registry.Open(f.data)
+	st, err := registry.OpenStorage(cmd.Context(), storage)
 	if err != nil {
 		return usage(err)
 	}
-	defer db.Close()
+	defer st.Close()
 	h, err := registry.New(registry.Config{
-		Store: db, Blobs: blobs, PublishTokens: publish, ReadTokens: read, AdminTokens: admin,
+		Store: st.Store, Blobs: st.Blobs, PublishTokens: publish, ReadTokens: read, AdminTokens: admin,
 		AnonymousRead: anonymous, AnonymousReports: f.anonymousReports, Logger: logger, AccessLog: f.accessLog,
-		ResolveCacheTTL: resolveTTL, SpoolDir: filepath.Join(f.data, "uploads"),
-		MaxConcurrentUploads: f.uploads, MaxConcurrentPublishes: f.publishes,
+		ResolveCacheTTL: resolveTTL, SpoolDir: st.SpoolDir, BlobsRedirect: f.blobsRedirect,
+		MaxConcurrentUploads: f.uploads, MaxQueuedPublishes: f.queued, MaxConcurrentPublishes: f.publishes,
 		MinUploadRate: f.minUploadRate, UploadGrace: f.uploadGrace,
 		MaxReleasesPerPlugin: f.releases, MaxChannelsPerPlugin: f.channels,
 		MaxInstallationsPerPlugin: f.installations, MaxDescriptionBytes: f.descriptionBytes,
@@ -193,10 +246,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usage(err)
 	}
+	defer h.Close()
 	srv := registry.NewHTTPServer(f.addr, h, logger)
 	scheme := "http"
-	if f.tlsCert != "" {
+	if certs != nil {
 		scheme = "https"
+		srv.TLSConfig = certs.TLSConfig()
+		go reloadOnHangup(cmd.Context(), certs, logger)
 	}
 	printf(cmd.OutOrStdout(), "plugkit serve: listening on %s://%s\n", scheme, ln.Addr().String())
 
@@ -207,8 +263,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		if f.tlsCert != "" {
-			done <- srv.ServeTLS(ln, f.tlsCert, f.tlsKey)
+		if certs != nil {
+			done <- srv.ServeTLS(ln, "", "")
 		} else {
 			done <- srv.Serve(ln)
 		}
@@ -216,17 +272,49 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	select {
 	case err := <-done:
 		return usage(err)
-	case <-ctx.Done():
+	case <-ctx.Done(): // SIGINT or SIGTERM
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	logger.Info("shutting down: finishing the requests in flight", "timeout", f.shutdownTimeout)
+	shut, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {
-		return usage(err)
+		return usage(fmt.Errorf("shutdown: %w", err))
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return usage(err)
 	}
 	return nil
+}
+
+// newLogger returns the server's logger on stderr in format (text or json).
+func newLogger(cmd *cobra.Command, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil)), nil
+	}
+	return nil, usagef("--log-format %q: want text or json", format)
+}
+
+// reloadOnHangup reloads the TLS certificate on every SIGHUP until ctx
+// ends; a failed reload is logged and the old certificate stays.
+func reloadOnHangup(ctx context.Context, certs *registry.CertReloader, logger *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := certs.Reload(); err != nil {
+				logger.Error("TLS reload failed; keeping the current certificate", "err", err)
+			} else {
+				logger.Info("TLS certificate reloaded")
+			}
+		}
+	}
 }
 
 // identities lists the identities of token entries, never their secrets.
@@ -249,7 +337,7 @@ type gcResult struct {
 }
 
 func newServeGCCmd() *cobra.Command {
-	var data string
+	var f storageFlags
 	var opts registry.GCOptions
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -260,7 +348,8 @@ refers to and that have not been written for --grace: what a publish leaves
 when the server dies between storing its archive and committing its release.
 Such blobs are never served; they only take space. plugkit serve does the
 same every --gc-interval; gc runs it once, and is safe to run while the
-server runs on the same directory.
+server runs on the same storage (--data, or --database and --blobs as the
+server has them).
 
 Exit status: 0 collected, 2 usage or I/O error.`,
 		Example: `  plugkit serve gc --data ./registry-data --dry-run
@@ -270,19 +359,25 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			if opts.Grace <= 0 {
 				return usagef("--grace must be positive")
 			}
-			if _, err := os.Stat(filepath.Join(data, "registry.db")); err != nil {
-				return usage(fmt.Errorf("%s is not a registry data directory: %w", data, err))
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return err
 			}
-			db, blobs, err := registry.Open(data)
+			if cfg.DatabaseURL == "" {
+				if _, err := os.Stat(filepath.Join(cfg.DataDir, "registry.db")); err != nil {
+					return usage(fmt.Errorf("%s is not a registry data directory: %w", cfg.DataDir, err))
+				}
+			}
+			st, err := registry.OpenStorage(cmd.Context(), cfg)
 			if err != nil {
 				return usage(err)
 			}
-			defer db.Close()
-			rep, err := registry.CollectGarbage(cmd.Context(), db, blobs, opts)
+			defer st.Close()
+			rep, err := registry.CollectGarbage(cmd.Context(), st.Store, st.Blobs, opts)
 			if err != nil {
 				return usage(err)
 			}
-			return output(cmd, asJSON, gcResult{GCReport: rep, Data: data}, func(w io.Writer) {
+			return output(cmd, asJSON, gcResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
 				verb := "removed"
 				if rep.DryRun {
 					verb = "would remove"
@@ -295,7 +390,7 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "plugkit-data", "data directory of the registry")
+	f.register(cmd, true)
 	cmd.Flags().DurationVar(&opts.Grace, "grace", registry.DefaultGCGrace, "keep unreferenced blobs younger than this")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed, remove nothing")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

@@ -11,54 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/testservice"
+	"github.com/plugkit/plugkit/internal/testbin"
 )
-
-var (
-	builtOnce sync.Once
-	builtDir  string
-	builtErr  error
-)
-
-// buildPlugkit builds the plugkit binary once per test run; the README
-// test and the signal tests run it.
-func buildPlugkit(t testing.TB) string {
-	t.Helper()
-	builtOnce.Do(func() {
-		if builtDir, builtErr = os.MkdirTemp("", "plugkit-bin-"); builtErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(builtDir, "plugkit"), ".").CombinedOutput()
-		if err != nil {
-			builtErr = &buildError{err: err, out: out}
-		}
-	})
-	if builtErr != nil {
-		t.Fatal(builtErr)
-	}
-	return builtDir
-}
-
-type buildError struct {
-	err error
-	out []byte
-}
-
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + string(e.out) }
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if builtDir != "" {
-		os.RemoveAll(builtDir)
-	}
-	testservice.Cleanup()
-	os.Exit(code)
-}
 
 // TestSIGINTRealBinary: the real binary, blocked in a verb (a registry that
 // never answers, an MCP server that never completes its handshake), gets a
@@ -66,7 +24,7 @@ func TestMain(m *testing.M) {
 // --json, the message "interrupted", and no process left behind.
 // (Issue 14, item 8.)
 func TestSIGINTRealBinary(t *testing.T) {
-	bin := filepath.Join(buildPlugkit(t), "plugkit")
+	bin := testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
 	hang := make(chan struct{}, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hang <- struct{}{}

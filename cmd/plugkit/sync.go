@@ -10,7 +10,6 @@ func init() { verbs = append(verbs, newSyncCmd) }
 
 func newSyncCmd() *cobra.Command {
 	var hf homeFlags
-	var rf registryFlags
 	var opts install.SyncOptions
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -35,7 +34,7 @@ Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
   cp reviewed/plugkit.lock ~/.local/share/plugkit/ && plugkit sync --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := openWithRegistry(hf, rf)
+			h, err := hf.open(true)
 			if err != nil {
 				return err
 			}
@@ -43,8 +42,7 @@ Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
 			return finish(cmd, hf.asJSON, res, err, false)
 		},
 	}
-	hf.register(cmd, true)
-	cmd.Flags().StringVar(&rf.tokenFile, "token-file", "", "file holding the registry token (default $PLUGKIT_TOKEN)")
+	hf.register(cmd, true, true)
 	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep data directories that another source created")
 	return cmd
 }

@@ -10,7 +10,6 @@ func init() { verbs = append(verbs, newUpdateCmd) }
 
 func newUpdateCmd() *cobra.Command {
 	var hf homeFlags
-	var rf registryFlags
 	var opts install.UpdateOptions
 	var yes bool
 	cmd := &cobra.Command{
@@ -39,7 +38,7 @@ error.`,
   plugkit update kv --dry-run
   plugkit update kv --yes --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := openWithRegistry(hf, rf)
+			h, err := hf.open(true)
 			if err != nil {
 				return err
 			}
@@ -48,8 +47,7 @@ error.`,
 			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), opts.DryRun)
 		},
 	}
-	hf.register(cmd, true)
-	cmd.Flags().StringVar(&rf.tokenFile, "token-file", "", "file holding the registry token (default $PLUGKIT_TOKEN)")
+	hf.register(cmd, true, true)
 	cmd.Flags().BoolVar(&yes, "yes", false, "consent to launch surface changes without asking")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and write nothing")
 	cmd.Flags().BoolVar(&opts.ConsentOnCode, "consent-on-code", false, "also ask consent for changed files under the paths of ./ commands")

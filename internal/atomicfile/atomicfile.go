@@ -60,7 +60,7 @@ func (f *File) Commit() error {
 		os.Remove(f.Name())
 		return pathError("write", f.path, err)
 	}
-	return syncDir(filepath.Dir(f.path))
+	return SyncDir(filepath.Dir(f.path))
 }
 
 // Abort removes the temporary file unless Commit ran; it is safe to defer.
@@ -86,9 +86,9 @@ func Write(path string, b []byte, perm os.FileMode) error {
 	return f.Commit()
 }
 
-// syncDir makes a rename in dir durable. Systems that cannot sync a
+// SyncDir makes a rename in dir durable. Systems that cannot sync a
 // directory (Windows) report an error that means nothing to do.
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return pathError("sync", dir, err)

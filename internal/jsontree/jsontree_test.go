@@ -117,7 +117,7 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 		b.WriteString(extra + `"end": 0}`)
 		return b.String()
 	}
-	for _, n := range []int{0, 1, smallObject - 1, smallObject, smallObject + 1, 1000} {
+	for _, n := range []int{0, 1, smallObject - 1, smallObject, smallObject + 1, 1000, 5000} {
 		if _, err := Parse([]byte(object(n, "")), 0); err != nil {
 			t.Errorf("%d members: %v", n, err)
 		}
@@ -135,6 +135,34 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 			if want := strings.LastIndex(doc, dup); se.Offset != want {
 				t.Errorf("%d members + %s: offset %d, want %d", n, dup, se.Offset, want)
 			}
+		}
+	}
+	// The first error in the source wins, whether the repeated name or a
+	// syntax error comes first, in this object or an enclosing one.
+	wide := object(100, "")
+	wide = wide[:len(wide)-1] // open: '"end": 0' is its last member
+	for _, c := range []struct {
+		doc    string
+		offset func(doc string) int
+		kind   error
+	}{
+		{wide + `, "k5": 1, "x": [1,]}`, func(d string) int { return strings.LastIndex(d, `"k5"`) }, ErrDuplicate},
+		{wide + `, "x": [1,], "k5": 1}`, func(d string) int { return strings.Index(d, `[1,]`) + 3 }, nil},
+		{wide + `, "k5": {"a": 1, "a": 2}}`, func(d string) int { return strings.LastIndex(d, `"k5"`) }, ErrDuplicate},
+		{wide + `, "y": {"a": 1, "a": 2}, "k5": 0}`, func(d string) int { return strings.LastIndex(d, `"a"`) }, ErrDuplicate},
+		{`{"o": ` + wide + `, "k7": 0}, "o": 1}`, func(d string) int { return strings.LastIndex(d, `"k7"`) }, ErrDuplicate},
+		{`{"o": ` + wide + `}, "o": 1, "k": [}`, func(d string) int { return strings.LastIndex(d, `"o"`) }, ErrDuplicate},
+		{wide + `, "k99": 1, "k98": 1}`, func(d string) int { return strings.LastIndex(d, `"k99"`) }, ErrDuplicate},
+		{wide + `, "k5" 1, "k6": 1}`, func(d string) int { return strings.LastIndex(d, `"k5"`) }, ErrDuplicate},
+	} {
+		_, err := Parse([]byte(c.doc), 0)
+		var se *SyntaxError
+		if !errors.As(err, &se) || errors.Is(err, ErrDuplicate) != (c.kind != nil) {
+			t.Errorf("%.40s…: err %v, want a duplicate: %v", c.doc[len(c.doc)-40:], err, c.kind != nil)
+			continue
+		}
+		if want := c.offset(c.doc); se.Offset != want {
+			t.Errorf("%.40s…: offset %d, want %d (%v)", c.doc[len(c.doc)-40:], se.Offset, want, err)
 		}
 	}
 	// Many small objects after a large one, at the same depth.
@@ -222,4 +250,32 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNameSetHashCollisions: names that share a hash are told apart, and
+// the earliest second occurrence of any name is the one reported.
+func TestNameSetHashCollisions(t *testing.T) {
+	for _, size := range []int{6, 1 << 13} { // a plain sort, then the radix sort
+		names := make([]string, size)
+		for i := range names {
+			names[i] = fmt.Sprintf("%q", fmt.Sprint("n", i))
+		}
+		names[size-1] = names[2] // a name repeated by the last element...
+		names[size/2] = names[1] // ...and one repeated earlier: reported
+		tree, err := Parse([]byte("["+strings.Join(names, ",")+"]"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &nameSet{}
+		for i := range size {
+			s.hashed = append(s.hashed, uint64(i+1)) // every name hashes to 0
+		}
+		if key, ok := s.first(tree); !ok || key != uint32(size/2+1) {
+			t.Errorf("size %d: first = %d, %v; want %d", size, key, ok, size/2+1)
+		}
+		s.hashed = s.hashed[:size/2]
+		if key, ok := s.first(tree); ok {
+			t.Errorf("size %d: distinct names reported as repeated (%d)", size, key)
+		}
+	}
 }

@@ -208,7 +208,19 @@ func (p *parser) object(depth int) error {
 		p.names = append(p.names, &nameSet{})
 	}
 	names := p.names[depth-1]
-	names.reset()
+	names.reset(len(p.path))
+	err := p.members(names, depth)
+	if err != nil {
+		return p.earlier(names, err)
+	}
+	if key, ok := names.first(p.t); ok {
+		return p.duplicate(key, names.depth)
+	}
+	return nil
+}
+
+// members parses the members of an object up to its closing brace.
+func (p *parser) members(names *nameSet, depth int) error {
 	for {
 		p.space()
 		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
@@ -219,9 +231,7 @@ func (p *parser) object(depth int) error {
 			return err
 		}
 		if names.add(p.t, key) {
-			name := Node{p.t, key}.Str()
-			return &SyntaxError{Offset: int(p.t.at(key).off), Pointer: p.pointer(), kind: ErrDuplicate,
-				Msg: fmt.Sprintf("duplicate member name %q", name)}
+			return p.duplicate(key, names.depth)
 		}
 		p.space()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
@@ -240,6 +250,27 @@ func (p *parser) object(depth int) error {
 			return err
 		}
 	}
+}
+
+// earlier returns the error a parse that checks every name as it comes
+// would have met first: err, or a repeated name of the object that names
+// holds standing before it.
+func (p *parser) earlier(names *nameSet, err error) error {
+	se, ok := err.(*SyntaxError)
+	if !ok {
+		return err
+	}
+	if key, ok := names.first(p.t); ok && int(p.t.at(key).off) < se.Offset {
+		return p.duplicate(key, names.depth)
+	}
+	return err
+}
+
+// duplicate is the error for the repeated name node key, in the object
+// whose path has depth steps.
+func (p *parser) duplicate(key uint32, depth int) error {
+	return &SyntaxError{Offset: int(p.t.at(key).off), Pointer: p.pointer(depth), kind: ErrDuplicate,
+		Msg: fmt.Sprintf("duplicate member name %q", Node{p.t, key}.Str())}
 }
 
 func (p *parser) array(depth int) error {
@@ -261,10 +292,10 @@ func (p *parser) array(depth int) error {
 	}
 }
 
-// pointer is the RFC 6901 pointer of the value being parsed.
-func (p *parser) pointer() string {
+// pointer is the RFC 6901 pointer of the first depth steps of the path.
+func (p *parser) pointer(depth int) string {
 	var b strings.Builder
-	for _, s := range p.path {
+	for _, s := range p.path[:depth] {
 		b.WriteByte('/')
 		if s.isKey {
 			b.WriteString(EscapePointer(Node{p.t, s.key}.Str()))

@@ -1,10 +1,16 @@
 package testservice
 
 import (
+	"context"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 func TestStartRegistry(t *testing.T) {
@@ -53,5 +59,32 @@ func TestStartPostgres(t *testing.T) {
 	cmd.Env = append(env("PGPASSWORD"), "PGPASSWORD="+pg.Password)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("after restart: %v %s", err, out)
+	}
+}
+
+// TestStartS3 checks the versitygw helper: a bucket created through the
+// S3 API appears as a directory, and an object round-trips.
+func TestStartS3(t *testing.T) {
+	s := StartS3(t)
+	bucket := s.NewBucket(t)
+	if fi, err := os.Stat(filepath.Join(s.Dir, bucket)); err != nil || !fi.IsDir() {
+		t.Fatalf("bucket directory: %v %v", fi, err)
+	}
+	c, err := minio.New(s.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""),
+		Region: s.Region, BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.PutObject(ctx, bucket, "a/b", strings.NewReader("hello"), 5, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Dir, bucket, "a", "b")); err != nil || string(b) != "hello" {
+		t.Fatalf("object on disk: %q %v", b, err)
+	}
+	bad, _ := minio.New(s.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, "wrong", ""),
+		Region: s.Region, BucketLookup: minio.BucketLookupPath})
+	if _, err := bad.StatObject(ctx, bucket, "a/b", minio.StatObjectOptions{}); err == nil {
+		t.Fatal("a wrong secret was accepted")
 	}
 }

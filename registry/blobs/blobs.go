@@ -52,3 +52,11 @@ type Sweeper interface {
 	// cutoff, and reports whether it did.
 	RemoveIfOlder(ctx context.Context, digest string, cutoff time.Time) (bool, error)
 }
+
+// Presigner is implemented by stores whose blobs a client can download
+// without the registry (object storage): the registry may then redirect an
+// artifact download there instead of streaming it.
+type Presigner interface {
+	// Presign returns a URL that serves the blob for a limited time.
+	Presign(ctx context.Context, digest string) (string, error)
+}

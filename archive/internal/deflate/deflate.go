@@ -35,11 +35,10 @@ const (
 	// 256 legitimate lengths: those in the range [3, 258]. This package's
 	// compressor uses a higher minimum match length, enabling optimizations
 	// such as finding matches via 32-bit loads and compares.
-	baseMatchLength = 3       // The smallest match length per the RFC section 3.2.5
-	minMatchLength  = 4       // The smallest match length that the compressor actually emits
-	maxMatchLength  = 258     // The largest match length
-	baseMatchOffset = 1       // The smallest match offset
-	maxMatchOffset  = 1 << 15 // The largest match offset
+	baseMatchLength = 3   // The smallest match length per the RFC section 3.2.5
+	minMatchLength  = 4   // The smallest match length that the compressor actually emits
+	maxMatchLength  = 258 // The largest match length
+	baseMatchOffset = 1   // The smallest match offset
 
 	// The maximum number of tokens we put into a single flate block, just to
 	// stop things from getting too large.
@@ -50,11 +49,7 @@ const (
 	hashMask            = (1 << hashBits) - 1
 	maxHashOffset       = 1 << 24
 
-	// From compress/flate's inflate.go.
-	maxCodeLen = 16 // max length of Huffman code
-	maxNumLit  = 286
-	maxNumDist = 30
-	numCodes   = 19 // number of codes in Huffman meta-code
+	maxNumLit = 286 // from compress/flate's inflate.go (RFC 1951 section 3.2.7)
 )
 
 // Level 6's parameters (compress/flate's levels[6]): lazy matching.

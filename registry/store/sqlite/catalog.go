@@ -32,24 +32,22 @@ func (db *DB) catalog(ctx context.Context, tx *sql.Tx, q store.CatalogQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	plugins := []distribution.CatalogPlugin{}
-	index := map[string]int{}
+	var page store.PageBuilder
 	for rows.Next() {
-		p := distribution.CatalogPlugin{Channels: map[string]string{}, Releases: []distribution.Release{}}
-		if err := rows.Scan(&p.ID, &p.Name, &p.Description); err != nil {
+		var id, name, description string
+		if err := rows.Scan(&id, &name, &description); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		index[p.ID] = len(plugins)
-		plugins = append(plugins, p)
+		page.AddPlugin(id, name, description)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	if len(plugins) == 0 {
-		return plugins, nil
+	first, last, ok := page.Span()
+	if !ok {
+		return page.Plugins(), nil
 	}
-	first, last := plugins[0].ID, plugins[len(plugins)-1].ID
 
 	rows, err = tx.StmtContext(ctx, db.q.catalogReleases).QueryContext(ctx, first, last)
 	if err != nil {
@@ -61,9 +59,7 @@ func (db *DB) catalog(ctx context.Context, tx *sql.Tx, q store.CatalogQuery) ([]
 			rows.Close()
 			return nil, err
 		}
-		if i, ok := index[rel.PluginID]; ok {
-			plugins[i].Releases = append(plugins[i].Releases, rel)
-		}
+		page.AddRelease(rel)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -79,9 +75,7 @@ func (db *DB) catalog(ctx context.Context, tx *sql.Tx, q store.CatalogQuery) ([]
 		if err := rows.Scan(&plugin, &channel, &release); err != nil {
 			return nil, err
 		}
-		if i, ok := index[plugin]; ok {
-			plugins[i].Channels[channel] = release
-		}
+		page.AddChannel(plugin, channel, release)
 	}
-	return plugins, rows.Err()
+	return page.Plugins(), rows.Err()
 }

@@ -24,19 +24,25 @@ func scanRelease(s scanner) (distribution.Release, error) {
 	return rel, err
 }
 
+// point is the context of a lookup by key: it finishes in microseconds,
+// so it is not interrupted when ctx is cancelled. With a cancellable
+// context the driver starts a goroutine per statement to watch it, which
+// costs the hot reads (resolve, artifacts) more than the lookup itself.
+func point(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // Release implements store.Store.
 func (db *DB) Release(ctx context.Context, id string) (distribution.Release, error) {
-	return scanRelease(db.q.release.QueryRowContext(ctx, id))
+	return scanRelease(db.q.release.QueryRowContext(point(ctx), id))
 }
 
 // Channel implements store.Store.
 func (db *DB) Channel(ctx context.Context, pluginID, channel string) (distribution.Release, error) {
-	return scanRelease(db.q.channel.QueryRowContext(ctx, pluginID, channel))
+	return scanRelease(db.q.channel.QueryRowContext(point(ctx), pluginID, channel))
 }
 
 // HasArtifact implements store.Store.
 func (db *DB) HasArtifact(ctx context.Context, digest string) (bool, error) {
-	return exists(ctx, db.q.hasArtifact, digest)
+	return exists(point(ctx), db.q.hasArtifact, digest)
 }
 
 // writeTx is a write transaction with the writer's statements bound to it.
@@ -118,14 +124,7 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 			return err
 		}
 		old, err := t.release(r.ID)
-		switch {
-		case err == nil && old.ArtifactDigest != r.ArtifactDigest:
-			return store.ErrConflict
-		case err == nil && old.Yanked:
-			return store.ErrYanked
-		case errors.Is(err, store.ErrNotFound):
-			created = true
-		case err != nil:
+		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
 			return err
 		}
 		if created {

@@ -33,7 +33,10 @@ type DB struct {
 	q queries
 }
 
-var _ store.Store = (*DB)(nil)
+var (
+	_ store.Store  = (*DB)(nil)
+	_ store.Tokens = (*DB)(nil)
+)
 
 // migrations bring a database from user_version i to i+1. Times are Unix
 // nanoseconds. A release's ID is unique, and so is its (plugin, version,
@@ -102,6 +105,17 @@ var migrations = []string{
 	DROP TABLE installations;
 	ALTER TABLE installations_v2 RENAME TO installations;
 	CREATE INDEX installations_list ON installations(plugin_id, reporter, id);`,
+
+	// Version 3: tokens kept in the database (only their SHA-256), added
+	// and revoked by plugkit serve token while the server runs.
+	`CREATE TABLE tokens (
+		id         TEXT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		role       TEXT NOT NULL CHECK (role IN ('reader', 'publisher', 'admin')),
+		sum        BLOB NOT NULL UNIQUE,
+		created_at INTEGER NOT NULL,
+		revoked_at INTEGER
+	) STRICT;`,
 }
 
 // Open opens or creates the database at path, switches it to WAL, brings

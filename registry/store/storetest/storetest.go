@@ -41,6 +41,7 @@ func Run(t *testing.T, open Open) {
 		{"CatalogPages", testCatalogPages},
 		{"Installations", testInstallations},
 		{"InstallationPages", testInstallationPages},
+		{"Tokens", testTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, open(t)) })

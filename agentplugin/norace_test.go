@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentplugin_test
+
+const raceEnabled = false

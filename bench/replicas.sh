@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# The registry beyond one machine, measured on 127.0.0.1 (issue 13):
+#   1. resolve across two plugkit serve replicas on PostgreSQL (wrk on both
+#      at once): total requests/s and p99, against 10,000/s and 10 ms;
+#   2. artifact downloads streamed from S3 (versitygw) against the blob
+#      directory (target: at least 50%), and with --blobs-redirect the
+#      server's CPU per download for a small and a 20x larger artifact
+#      (target: no CPU per byte);
+#   3. publish throughput on PostgreSQL against SQLite, both with the blob
+#      directory (target: at least), and on PostgreSQL with S3;
+#   4. p50/p99 propagation delay of a change from one replica to the other
+#      (target p99: 100 ms);
+#   5. the first catalog page of a 50,000-plugin catalog (target: 20 ms).
+#
+# Usage: bench/replicas.sh [DURATION] [CONNECTIONS]   (default 10s, 16 per replica)
+# Needs wrk, PostgreSQL 15 server programs, runuser (as root) and versitygw
+# (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0); installs
+# wrk and postgresql with apt-get when missing. Everything listens on
+# 127.0.0.1 and is stopped, and its files removed, on exit. Prints the
+# load average first and last: figures on a busy machine are low.
+set -euo pipefail
+
+DURATION=${1:-10s}
+CONNS=${2:-16}
+PLUGINS=${PLUGINS:-50000}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d /tmp/plugkit-replicas-bench.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+PGCTL=""
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	[ -n "$PGCTL" ] && $PGCTL stop -m fast >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null 2>&1; }
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || true)
+if ! need wrk || [ -z "$PGBIN" ]; then
+	echo "installing wrk and postgresql" >&2
+	apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk postgresql >&2
+	PGBIN=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
+fi
+VGW=$(command -v versitygw || echo "$(go env GOPATH)/bin/versitygw")
+[ -x "$VGW" ] || { echo "bench: versitygw missing: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0" >&2; exit 2; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+echo "building plugkit and replicabench" >&2
+(cd "$ROOT" && go build -o "$WORK/plugkit" ./cmd/plugkit && go build -o "$WORK/replicabench" ./bench/replicabench)
+
+# PostgreSQL: a throwaway cluster with the durable defaults (fsync on).
+PGDIR="$WORK/pg"
+mkdir -p "$PGDIR"
+AS=()
+if [ "$(id -u)" = 0 ]; then chown postgres "$PGDIR"; AS=(runuser -u postgres --); fi
+PGPORT=$(free_port)
+"${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
+PGCTL="${AS[*]} $PGBIN/pg_ctl -D $PGDIR/data"
+$PGCTL -l "$PGDIR/log" -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGDIR -c max_connections=200" -w start >/dev/null
+"${AS[@]}" "$PGBIN/psql" -h "$PGDIR" -p "$PGPORT" -U postgres -qc "CREATE DATABASE plugkit" -c "CREATE DATABASE catalog"
+DB="postgres://postgres@127.0.0.1:$PGPORT/plugkit?sslmode=disable"
+
+# versitygw with one bucket.
+S3PORT=$(free_port)
+mkdir -p "$WORK/s3/plugkit"
+ROOT_ACCESS_KEY_ID=bench ROOT_SECRET_ACCESS_KEY=bench-secret "$VGW" --port "127.0.0.1:$S3PORT" --health /healthz posix "$WORK/s3" \
+	>"$WORK/s3.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$S3PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+export AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench-secret AWS_REGION=us-east-1 AWS_ENDPOINT_URL_S3="http://127.0.0.1:$S3PORT"
+export PLUGKIT_PUBLISH_TOKENS=bench=bench-token PLUGKIT_TOKEN=bench-token
+
+# serve NAME ARGS...: start a server, wait for its URL; sets URL_NAME and PID_NAME.
+serve() {
+	local name=$1; shift
+	"$WORK/plugkit" serve --addr 127.0.0.1:0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	local pid=$!
+	PIDS+=($pid)
+	for _ in $(seq 200); do grep -q listening "$WORK/$name.out" 2>/dev/null && break; sleep 0.05; done
+	local url
+	url=$(sed -n 's/^plugkit serve: listening on //p' "$WORK/$name.out")
+	[ -n "$url" ] || { echo "bench: $name did not start:" >&2; cat "$WORK/$name.err" >&2; exit 1; }
+	printf -v "URL_$name" '%s' "$url"
+	printf -v "PID_$name" '%s' "$pid"
+}
+serve a --database "$DB" --blobs "s3://plugkit/registry"
+serve b --database "$DB" --blobs "s3://plugkit/registry"
+serve r --database "$DB" --blobs "s3://plugkit/registry" --blobs-redirect
+serve n --database "$DB" --blobs "s3://plugkit/registry" --s3-cache-bytes -1
+serve d --data "$WORK/dir"
+serve sq --data "$WORK/sqlite"
+serve pd --database "$DB" --data "$WORK/pgdir"
+
+# Artifacts: 500 KB and 10 MB of random bytes (they do not compress).
+mkplugin() {
+	local dir=$WORK/plugin-$1
+	mkdir -p "$dir"
+	printf '{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "%s", "version": "1.0.0", "description": "benchmark"}\n' "$1" >"$dir/plugin.json"
+	head -c "$2" /dev/urandom >"$dir/payload.bin"
+	echo "$dir"
+}
+publish() { "$WORK/plugkit" publish "$2" --registry "$1" --json | sed -n 's/.*"artifact_digest": "\(sha256:[0-9a-f]*\)".*/\1/p'; }
+SMALL=$(mkplugin small 500000)
+LARGE=$(mkplugin large 10000000)
+D_SMALL=$(publish "$URL_a" "$SMALL")
+D_LARGE=$(publish "$URL_a" "$LARGE")
+publish "$URL_d" "$SMALL" >/dev/null
+
+# wrk NAME URL [wrk args]: one line with requests/s, p99 and transfer.
+bench() {
+	local name=$1 url=$2 out
+	shift 2
+	out=$(wrk -t1 -c"$CONNS" -d"$DURATION" --latency "$@" "$url")
+	printf '%-44s %10s req/s  p99 %8s  %10s/s\n' "$name" "$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")" \
+		"$(awk '$1 == "99%" {print $2}' <<<"$out")" "$(awk '/^Transfer\/sec:/ {print $2}' <<<"$out")"
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+echo
+echo "== 1. resolve on two replicas (PostgreSQL), wrk -t1 -c$CONNS -d$DURATION on each at once"
+RES="/plugin-protocol/v1/resolve?plugin_id=small&channel=stable"
+bench "replica A resolve" "$URL_a$RES" >"$WORK/ra" &
+WA=$!
+bench "replica B resolve" "$URL_b$RES" >"$WORK/rb" &
+WB=$!
+wait $WA $WB
+cat "$WORK/ra" "$WORK/rb"
+awk '{s += $(NF-4)} END {printf "%-44s %10.0f req/s in total (target 10,000; p99 target 10 ms)\n", "both replicas", s}' "$WORK/ra" "$WORK/rb"
+
+echo
+echo "== 2. artifact downloads, 500 KB"
+bench "directory backend, streamed" "$URL_d/plugin-protocol/v1/artifacts/$D_SMALL"
+bench "S3 backend, streamed, memory cache" "$URL_a/plugin-protocol/v1/artifacts/$D_SMALL"
+bench "S3 backend, streamed, no cache" "$URL_n/plugin-protocol/v1/artifacts/$D_SMALL"
+for pair in "500 KB:$D_SMALL" "10 MB:$D_LARGE"; do
+	label=${pair%%:*} digest=${pair#*:}
+	before=$(cpu_ticks "$PID_r")
+	out=$(wrk -t1 -c"$CONNS" -d"$DURATION" "$URL_r/plugin-protocol/v1/artifacts/$digest")
+	after=$(cpu_ticks "$PID_r")
+	reqs=$(awk '/requests in/ {print $1}' <<<"$out")
+	awk -v l="$label" -v t=$((after - before)) -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN {printf "--blobs-redirect %-7s %9d redirects, server CPU %.1f us per download\n", l, n, t / hz / n * 1e6}'
+done
+
+echo
+echo "== 3. publish throughput (200 publishes of distinct plugins, 8 at a time)"
+printf '%-28s ' "SQLite, blob directory:"; "$WORK/replicabench" publish "$URL_sq" 200 8
+printf '%-28s ' "PostgreSQL, blob directory:"; "$WORK/replicabench" publish "$URL_pd" 200 8
+printf '%-28s ' "PostgreSQL, S3:"; "$WORK/replicabench" publish "$URL_a" 200 8
+
+echo
+echo "== 4. propagation of a change from replica A to replica B"
+"$WORK/replicabench" propagate "$URL_a" "$URL_b" 200
+
+echo
+echo "== 5. first catalog page of $PLUGINS plugins"
+CATDB="postgres://postgres@127.0.0.1:$PGPORT/catalog?sslmode=disable"
+# Seeding is setup, not a figure: commits need not wait for the disk.
+"$WORK/replicabench" seed "$CATDB&synchronous_commit=off" "$PLUGINS"
+serve c --database "$CATDB" --blobs "s3://plugkit/catalog"
+printf '%-12s ' "PostgreSQL:"; "$WORK/replicabench" latency "$URL_c" 200
+"$WORK/replicabench" seed-sqlite "$WORK/catalog-sqlite" "$PLUGINS"
+serve cs --data "$WORK/catalog-sqlite"
+printf '%-12s ' "SQLite:"; "$WORK/replicabench" latency "$URL_cs" 200
+
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

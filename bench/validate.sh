@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# bench/validate.sh: what validating a hostile plugin costs, by shape and size.
+#
+# For every shape of plugin.json and mcp.json (a wide object, a long array, deep
+# nesting, escapes, one diagnostic per element past MaxDiagnostics) and of SKILL.md
+# frontmatter (aliases that multiply problems, alias bombs, dense YAML; plugins of
+# 4 KiB frontmatters), at 1, 4 and 16 MiB, bench/validatebench prints the least CPU
+# time of RUNS agentplugin.Load calls, the least CPU time of the anchor parsing the
+# same bytes in the same run (encoding/json into an any; yaml.v3 into a yaml.Node
+# for frontmatter), their ratio, and the peak heap of one more load (runtime/metrics,
+# collector at GOGC=10) against the input's size.
+#
+# Targets (issue 8): time linear in the size (the ratio stays flat from 1 to
+# 16 MiB), a JSON document validated in about the time it takes to parse it, and
+# peak heap within about 10x the input.
+#
+# Usage: bench/validate.sh [RUNS] [SIZES] [SHAPES-REGEXP]   (default 3, "1,4,16", all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || uptime)"
+go run ./bench/validatebench shapes -runs "${1:-3}" -sizes "${2:-1,4,16}" -shapes "${3:-}"

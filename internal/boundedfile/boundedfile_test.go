@@ -1,0 +1,40 @@
+package boundedfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/plugkit/plugkit/snapshot"
+)
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for limit, ok := range map[int64]bool{5: true, 6: true, 4: false, 0: false} {
+		b, err := Read(p, limit, "MaxThing")
+		if ok && (err != nil || string(b) != "12345") {
+			t.Errorf("limit %d: %q %v", limit, b, err)
+		}
+		if !ok && (!errors.Is(err, snapshot.ErrLimit) || !strings.Contains(err.Error(), "MaxThing") || !strings.Contains(err.Error(), p)) {
+			t.Errorf("limit %d: %v, want a LimitError naming MaxThing and the file", limit, err)
+		}
+	}
+	if _, err := Read(filepath.Join(dir, "absent"), 10, "MaxThing"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("absent: %v", err)
+	}
+}
+
+func ExampleRead() {
+	b, err := Read("boundedfile.go", 1<<20, "MaxSourceBytes")
+	if err != nil {
+		panic(err)
+	}
+	_ = b
+	// Output:
+}

@@ -1,0 +1,64 @@
+package hostile
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// Time runs f and returns its wall time and the process's CPU time (user
+// and system) during it. On a loaded machine the CPU time is the steadier
+// measure of the work done: wall time also counts the waits for a core.
+func Time(f func()) (wall, cpu time.Duration) {
+	start, c := time.Now(), cpuTime()
+	f()
+	return time.Since(start), cpuTime() - c
+}
+
+const (
+	heapObjects = "/memory/classes/heap/objects:bytes"
+	heapAllocs  = "/gc/heap/allocs:bytes"
+)
+
+// Heap runs f and returns the most heap it held at once above what was in
+// use before, and every heap byte it allocated. The peak is sampled from
+// runtime/metrics while f runs with the collector made eager (GOGC=10), so
+// that it approaches the live peak rather than the garbage the default
+// pacing lets pile up; f therefore runs slower than usual. It is not safe
+// to run two Heaps at once: the heap is the process's.
+func Heap(f func()) (peak, allocated uint64) {
+	samples := []metrics.Sample{{Name: heapObjects}, {Name: heapAllocs}}
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	metrics.Read(samples)
+	base, allocs := samples[0].Value.Uint64(), samples[1].Value.Uint64()
+
+	var top atomic.Uint64
+	observe := func(s []metrics.Sample) {
+		metrics.Read(s[:1])
+		if v := s[0].Value.Uint64(); v > top.Load() {
+			top.Store(v)
+		}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		s := []metrics.Sample{{Name: heapObjects}}
+		for {
+			observe(s)
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-done
+	observe(samples)
+	metrics.Read(samples[1:])
+	return top.Load() - min(base, top.Load()), samples[1].Value.Uint64() - allocs
+}

@@ -1,0 +1,115 @@
+package skill
+
+import (
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/internal/hostile"
+)
+
+// TestAliasRepeatedKeysBounded is issue 8, item 1: an anchored mapping
+// with many repeated keys, referenced by many aliases, once gave a
+// problem per key per reference (5 KB of frontmatter, a million problems;
+// 15 KB, 3.6 GB). Every problem and every alias expansion is now charged
+// to the frontmatter's budget and the problems kept are capped, so Parse
+// returns a bounded list at once.
+func TestAliasRepeatedKeysBounded(t *testing.T) {
+	for _, size := range []int{5 << 10, 15 << 10, 60 << 10} {
+		content := hostile.SkillShapes[0].Document(size)
+		var s *Skill
+		var problems []Problem
+		peak, _ := hostile.Heap(func() { s, problems = Parse(content, "demo", Options{}) })
+		if s != nil {
+			t.Fatalf("%d bytes: accepted", size)
+		}
+		if len(problems) > MaxProblems+2 {
+			t.Errorf("%d bytes: %d problems, want at most %d", size, len(problems), MaxProblems+2)
+		}
+		codes := map[string]int{}
+		for _, p := range problems {
+			codes[p.Code]++
+		}
+		if codes["skill-frontmatter-too-complex"] != 1 || codes["skill-yaml-duplicate-key"] == 0 || codes["skill-problems-truncated"] != 1 {
+			t.Errorf("%d bytes: problems %v", size, codes)
+		}
+		// yaml.v3's node tree is most of it: a few hundred bytes a node.
+		if peak > 64<<20 {
+			t.Errorf("%d bytes: peak heap %d MiB", size, peak>>20)
+		}
+	}
+}
+
+// TestProblemsCapped: past MaxProblems, one last problem counts the rest,
+// as an error when one of them is, so that a skill is refused exactly when
+// a problem, kept or not, is an error.
+func TestProblemsCapped(t *testing.T) {
+	lines := []string{"name: demo", "description: d"}
+	for i := range MaxProblems + 50 {
+		lines = append(lines, "x"+string(rune('a'+i%26))+string(rune('a'+i/26))+": v")
+	}
+	s, problems := Parse([]byte(doc(lines...)), "demo", Options{})
+	last := problems[len(problems)-1]
+	if s == nil || len(problems) != MaxProblems+1 || last.Code != "skill-problems-truncated" || last.Severity != Warning {
+		t.Fatalf("skill %v, %d problems, last %+v", s, len(problems), last)
+	}
+	s, problems = Parse([]byte(doc(append(lines, "compatibility: [x]")...)), "demo", Options{})
+	last = problems[len(problems)-1]
+	if s != nil || last.Code != "skill-problems-truncated" || last.Severity != Error {
+		t.Fatalf("an error past the cap: skill %v, last %+v", s, last)
+	}
+}
+
+// TestAliasFreeWithinBudget: no frontmatter without aliases reaches its
+// budget, however dense: the budget only stops amplification.
+func TestAliasFreeWithinBudget(t *testing.T) {
+	for _, sh := range hostile.SkillShapes {
+		if sh.Name == "alias-repeated-keys" || sh.Name == "alias-bomb" {
+			continue
+		}
+		for _, size := range []int{300, 4 << 10, MaxFrontmatterBytes - 100} {
+			_, problems := Parse(sh.Document(size), "demo", Options{})
+			for _, p := range problems {
+				if p.Code == "skill-frontmatter-too-complex" {
+					t.Errorf("%s, %d bytes: %s", sh.Name, size, p.Message)
+				}
+			}
+		}
+	}
+}
+
+// TestFrontmatterCostLinear: parsing a frontmatter of any shape takes time
+// linear in its size (CPU time from 4 KiB to 60 KiB, within the
+// MaxFrontmatterBytes every SKILL.md is held to) and bounded heap.
+func TestFrontmatterCostLinear(t *testing.T) {
+	small, large := 4<<10, 60<<10
+	growth := float64(large) / float64(small)
+	for _, sh := range hostile.SkillShapes {
+		t.Run(sh.Name, func(t *testing.T) {
+			cost := func(size, runs int) (cpu time.Duration) {
+				content := sh.Document(size)
+				for i := range runs {
+					_, c := hostile.Time(func() {
+						for range 3 {
+							Parse(content, "demo", Options{})
+						}
+					})
+					if i == 0 || c < cpu {
+						cpu = c
+					}
+				}
+				return cpu / 3
+			}
+			c1, c2 := cost(small, 3), cost(large, 2)
+			ratio := float64(c2) / float64(max(c1, 50*time.Microsecond))
+			peak, _ := hostile.Heap(func() { Parse(sh.Document(large), "demo", Options{}) })
+			t.Logf("%s: CPU %v for %d KiB, %v for %d KiB (x%.1f); peak heap %d KiB",
+				sh.Name, c1, small>>10, c2, large>>10, ratio, peak>>10)
+			if ratio > 3*growth {
+				t.Errorf("time grew %.1f times for %.0f times the size", ratio, growth)
+			}
+			if c2 > 2*time.Second || peak > 64<<20 {
+				t.Errorf("%d KiB: %v, peak heap %d MiB", large>>10, c2, peak>>20)
+			}
+		})
+	}
+}
