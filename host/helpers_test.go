@@ -23,11 +23,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-// testServerBin is mcprun's test MCP server.
-func testServerBin(t testing.TB) string {
-	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
-}
-
 // pluginSpec describes a plugin directory for writePlugin.
 type pluginSpec struct {
 	name    string
@@ -59,7 +54,7 @@ func writePlugin(t testing.TB, spec pluginSpec) string {
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Link(testServerBin(t), filepath.Join(root, "bin", "server")); err != nil {
+	if err := os.Link(testservice.MCPServer(t), filepath.Join(root, "bin", "server")); err != nil {
 		t.Fatal(err)
 	}
 	return root

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +29,7 @@ func serverBin(t testing.TB) string {
 	if testServerBin != "" {
 		return testServerBin
 	}
-	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
+	return testservice.MCPServer(t)
 }
 
 // newRoot makes an empty plugin root (what the plan needs is the
