@@ -9,38 +9,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
-var (
-	crashBinOnce sync.Once
-	crashBin     string
-	crashBinErr  error
-)
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-// crashBinary builds plugkit with the crash points compiled in: with
+// crashBinary is plugkit built with the crash points compiled in: with
 // PLUGKIT_CRASH_AT=POINT it kills itself with SIGKILL at that point.
+// Without the variable it is the ordinary plugkit.
 func crashBinary(t *testing.T) string {
 	t.Helper()
-	crashBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "plugkit-crash-")
-		if err != nil {
-			crashBinErr = err
-			return
-		}
-		crashBin = filepath.Join(dir, "plugkit")
-		out, err := exec.Command("go", "build", "-tags", "plugkit_crashpoints", "-o", crashBin, "github.com/plugkit/plugkit/cmd/plugkit").CombinedOutput()
-		if err != nil {
-			crashBinErr = errors.New(string(out))
-		}
-	})
-	if crashBinErr != nil {
-		t.Fatalf("building plugkit: %v", crashBinErr)
-	}
-	return crashBin
+	return testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit", "plugkit_crashpoints")
 }
 
 // crashScenario is a write run by the real binary against a prepared

@@ -365,3 +365,47 @@ func regzip(t testing.TB, b []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// TestConsentOnCode: an update that changes only files under the paths of
+// ./ commands needs no consent, but lists them; with ConsentOnCode, or
+// "consentOnCode" in the home's config.json, it needs consent.
+func TestConsentOnCode(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := kvV1().writeDir(t, filepath.Join(dir, "kv"))
+	h := openHome(t, filepath.Join(dir, "home"))
+	mustInstall(t, h, pathSource(src))
+	bump := func(i int) {
+		p := kvV1()
+		p.files = map[string]string{"bin/db": "#!/bin/sh\necho changed " + string(rune('a'+i)) + "\n", "bin/lib.sh": "x", "README.md": "kv"}
+		p.writeDir(t, src)
+	}
+	bump(0)
+	res, err := h.Update(ctx, nil, UpdateOptions{})
+	if err != nil || strings.Join(res.Changes[0].CodeFiles, ",") != "bin/db,bin/lib.sh" || res.Changes[0].NeedsConsent {
+		t.Fatalf("code-only update: %+v %v", res, err)
+	}
+	bump(1)
+	if _, err := h.Update(ctx, nil, UpdateOptions{ConsentOnCode: true}); !errors.Is(err, ErrConsent) {
+		t.Fatalf("with ConsentOnCode: %v", err)
+	}
+	writeFile(t, filepath.Join(h.Dir(), ConfigFile), `{"consentOnCode": true}`)
+	if _, err := h.Update(ctx, nil, UpdateOptions{}); !errors.Is(err, ErrConsent) {
+		t.Fatalf("with the home's consentOnCode: %v", err)
+	}
+	// A README change is not code.
+	p := kvV1()
+	p.files = map[string]string{"bin/db": "#!/bin/sh\necho changed b\n", "bin/lib.sh": "x", "README.md": "new readme"}
+	var n int
+	if _, err := h.Update(ctx, nil, UpdateOptions{Consent: yes(&n)}); err != nil {
+		t.Fatal(err)
+	}
+	p.writeDir(t, src)
+	if res, err := h.Update(ctx, nil, UpdateOptions{}); err != nil || len(res.Changes[0].CodeFiles) != 0 {
+		t.Fatalf("README-only update: %+v %v", res, err)
+	}
+	writeFile(t, filepath.Join(h.Dir(), ConfigFile), `{"consentOnCod": true}`)
+	if _, err := h.Update(ctx, nil, UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "consentOnCod") {
+		t.Fatalf("a misspelt setting: %v", err)
+	}
+}

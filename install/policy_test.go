@@ -2,6 +2,11 @@ package install
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -22,18 +27,28 @@ type signer struct {
 	pubPEM string
 }
 
+// newSigner makes an ECDSA P-256 key pair as PKCS#8 and PKIX PEM (not
+// cosign's encrypted form, whose scrypt is slow under the race detector).
 func newSigner(t testing.TB, dir string) *signer {
 	t.Helper()
-	priv, pub, err := trust.GenerateKeyPair([]byte{})
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := trust.ParsePrivateKey("test.key", priv, func() ([]byte, error) { return []byte{}, nil })
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := trust.ParsePrivateKey("test.key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "acme.pub")
-	writeFile(t, p, string(pub))
+	writeFile(t, p, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
 	return &signer{key: k, pubPEM: p}
 }
 

@@ -288,6 +288,9 @@ func printChange(w io.Writer, c *install.Change, dry bool) {
 	if c.Refused != "" {
 		fmt.Fprintf(w, "  refused by the trust policy: %s\n", safe(c.Refused))
 	}
+	for _, d := range c.Warnings {
+		fmt.Fprintf(w, "  %s\n", safe(d.String()))
+	}
 	printCode(w, c)
 	printData(w, c)
 	if c.Report != "" {

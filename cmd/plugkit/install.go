@@ -83,7 +83,7 @@ another writer busy), 2 usage or I/O error.`,
 			}
 			if policyFile != "" {
 				if opts.Policy, err = trust.LoadPolicy(policyFile); err != nil {
-					return usage(err)
+					return withCode(codePolicyInvalid, usage(err))
 				}
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)

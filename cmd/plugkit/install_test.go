@@ -376,3 +376,56 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.w.(*bytes.Buffer).String()
 }
+
+// TestInstallPolicyVerbs: --policy stores the policy, the lock records
+// the admitting rule, a plugin outside it is refused with policy-refused,
+// a broken policy file is policy-invalid, and a second home without the
+// policy refuses to sync.
+func TestInstallPolicyVerbs(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	allowed := homePlugin(t, filepath.Join(dir, "allowed", "kv"), "kv", "1", nil)
+	outside := homePlugin(t, filepath.Join(dir, "outside", "notes"), "notes", "1", nil)
+	policy := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(policy, []byte("rules:\n  - name: \"*\"\n    method: local-directory\n    directories: [allowed]\n"), 0o644)
+	code, out, errOut := runCLI(t, "install", allowed, "--home", home, "--yes", "--policy", policy)
+	if code != 0 || !strings.Contains(out, "admitted by rule 1 (*, local-directory)") {
+		t.Fatalf("install --policy: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "policy.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI(t, "install", outside, "--home", home, "--yes", "--json")
+	if code != 1 || errorCodeOf(t, out) != "policy-refused" {
+		t.Fatalf("outside the policy: %d %s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"rules": [{"name": "*", "method": "telepathy"}]}`), 0o644)
+	code, out, _ = runCLI(t, "install", allowed, "--home", home, "--yes", "--json", "--policy", bad)
+	if code != 2 || errorCodeOf(t, out) != "policy-invalid" {
+		t.Fatalf("bad policy: %d %s", code, out)
+	}
+	home2 := filepath.Join(dir, "home2")
+	os.MkdirAll(home2, 0o755)
+	os.WriteFile(filepath.Join(home2, "plugkit.lock"), []byte(readHomeFile(t, home, "plugkit.lock")), 0o644)
+	code, out, _ = runCLI(t, "sync", "--home", home2, "--json")
+	if code != 1 || errorCodeOf(t, out) != "policy-mismatch" {
+		t.Fatalf("sync without the policy: %d %s", code, out)
+	}
+	os.WriteFile(filepath.Join(home2, "policy.json"), []byte(readHomeFile(t, home, "policy.json")), 0o644)
+	if code, out, errOut = runCLI(t, "sync", "--home", home2); code != 0 || !strings.Contains(out, "restored kv 1") {
+		t.Fatalf("sync with the policy: %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestInstallShowsWarnings: a plugin installs with its warning
+// diagnostics shown in the summary.
+func TestInstallShowsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	src := homePlugin(t, filepath.Join(dir, "kv"), "kv", "1", nil)
+	os.WriteFile(filepath.Join(src, "plugin.json"), []byte(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "kv", "skills": []}`), 0o644)
+	code, out, errOut := runCLI(t, "install", src, "--home", filepath.Join(dir, "home"), "--yes")
+	if code != 0 || !strings.Contains(out, "warning[manifest-unknown-field]") {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+}
