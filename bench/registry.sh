@@ -8,6 +8,9 @@
 #   docker-registry blob         the CNCF distribution registry serving the same
 #                                bytes, for scale
 #
+# Each line also gives the server's CPU time per request (from /proc), which
+# stays meaningful when the machine is loaded and requests/s do not.
+#
 # Usage: bench/registry.sh [DURATION] [CONNECTIONS]   (default 10s, 16; THREADS=1)
 # Installs wrk and docker-registry with apt-get when they are missing
 # (SKIP_DOCKER=1 leaves docker-registry out). Everything listens on 127.0.0.1
@@ -50,20 +53,22 @@ cat >"$PLUGIN/plugin.json" <<'JSON'
 JSON
 head -c 500000 /dev/urandom >"$PLUGIN/payload.bin"
 
-# serve NAME [ARGS...]: start plugkit serve over $WORK/data; sets URL.
+# serve NAME [ARGS...]: start plugkit serve over $WORK/data; sets URL and
+# PID.
 serve() {
 	local name=$1 port
 	shift
 	port=$(free_port)
 	PLUGKIT_PUBLISH_TOKENS=bench=bench-token "$WORK/plugkit" serve --data "$WORK/data" --addr "127.0.0.1:$port" \
 		--gc-interval 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-	PIDS+=($!)
+	PID=$!
+	PIDS+=($PID)
 	wait_line "$WORK/$name.out"
 	URL="http://127.0.0.1:$port"
 }
 
 serve cached
-BASE=$URL
+BASE=$URL BASE_PID=$PID
 PLUGKIT_TOKEN=bench-token "$WORK/plugkit" publish "$PLUGIN" --registry "$BASE" --json >"$WORK/publish.json"
 DIGEST=$(sed -n 's/.*"artifact_digest": "\(sha256:[0-9a-f]*\)".*/\1/p' "$WORK/publish.json")
 SIZE=$(sed -n 's/.*"size": \([0-9]*\).*/\1/p' "$WORK/publish.json")
@@ -73,11 +78,12 @@ echo "artifact $DIGEST, $SIZE bytes" >&2
 # A second server on the same data, with the resolve cache off: every
 # resolve reads SQLite.
 serve nocache --resolve-cache-ttl 0
-NOCACHE=$URL
+NOCACHE=$URL NOCACHE_PID=$PID
 
 SPORT=$(free_port)
 "$WORK/servefile" "127.0.0.1:$SPORT" "$BLOB" >"$WORK/servefile.out" 2>&1 &
-PIDS+=($!)
+SERVEFILE_PID=$!
+PIDS+=($SERVEFILE_PID)
 wait_line "$WORK/servefile.out"
 cmp -s "$BLOB" <(curl -fsS "http://127.0.0.1:$SPORT/blob") || { echo "servefile serves other bytes" >&2; exit 1; }
 cmp -s "$BLOB" <(curl -fsS "$BASE/plugin-protocol/v1/artifacts/$DIGEST") || { echo "plugkit serves other bytes" >&2; exit 1; }
@@ -101,7 +107,8 @@ http:
 YAML
 	# docker-registry panics on this machine's AWS_CA_BUNDLE.
 	env -u AWS_CA_BUNDLE docker-registry serve "$WORK/docker-registry.yml" >"$WORK/docker.log" 2>&1 &
-	PIDS+=($!)
+	DOCKER_PID=$!
+	PIDS+=($DOCKER_PID)
 	DBASE="http://127.0.0.1:$DPORT"
 	for _ in $(seq 100); do curl -fsS "$DBASE/v2/" >/dev/null 2>&1 && break; sleep 0.1; done
 	LOCATION=$(curl -fsS -X POST -D - -o /dev/null "$DBASE/v2/bench/blobs/uploads/" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
@@ -112,16 +119,26 @@ YAML
 	cmp -s "$BLOB" <(curl -fsS "$DBASE/v2/bench/blobs/$DIGEST") || { echo "docker-registry serves other bytes" >&2; exit 1; }
 fi
 
-# bench NAME URL: one wrk run; prints a result line and sets RPS and P99MS.
+# cputicks PID: user+system clock ticks the process has used.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+TICK=$(getconf CLK_TCK)
+
+# bench NAME PID URL: one wrk run; prints a result line, with the server's
+# CPU time per request, which stays meaningful on a loaded machine where
+# requests/s do not, and sets RPS and P99MS.
 bench() {
-	local name=$1 url=$2 out xfer errors p99
+	local name=$1 pid=$2 url=$3 out xfer errors p99 t0 t1 reqs cpu
+	t0=$(cputicks "$pid")
 	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "$url")
+	t1=$(cputicks "$pid")
 	RPS=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+	reqs=$(awk '/requests in/ {print $1}' <<<"$out")
+	cpu=$(awk -v d=$((t1 - t0)) -v n="$reqs" -v hz="$TICK" 'BEGIN { printf "%.1f", d / hz / n * 1e6 }')
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
 	P99MS=$(awk -v v="$p99" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n += 0; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }')
 	xfer=$(awk '/^Transfer\/sec:/ {print $2}' <<<"$out")
 	errors=$(awk '/Non-2xx|Socket errors/' <<<"$out")
-	printf '%-34s %12s req/s   p99 %8s ms   %10s/s%s\n' "$name" "$RPS" "$P99MS" "$xfer" "${errors:+  [$errors]}"
+	printf '%-32s %10s req/s  p99 %8s ms  %10s/s  server CPU %7s us/req%s\n' "$name" "$RPS" "$P99MS" "$xfer" "$cpu" "${errors:+  [$errors]}"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v >= t ? "met" : "MISSED") }'; }
@@ -129,15 +146,15 @@ under() { awk -v v="$1" -v t="$2" 'BEGIN { print (v < t ? "met" : "MISSED") }'; 
 
 echo
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, everything on 127.0.0.1; $(uptime | sed 's/.*load/load/')"
-bench "plugkit resolve (cache)" "$BASE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
-bench "plugkit resolve (cache off)" "$NOCACHE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
+bench "plugkit resolve (cache)" "$BASE_PID" "$BASE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
+bench "plugkit resolve (cache off)" "$NOCACHE_PID" "$NOCACHE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
 RESOLVE=$RPS RESOLVE_P99=$P99MS
-bench "plugkit artifact ($SIZE B)" "$BASE/plugin-protocol/v1/artifacts/$DIGEST"
+bench "plugkit artifact ($SIZE B)" "$BASE_PID" "$BASE/plugin-protocol/v1/artifacts/$DIGEST"
 ART=$RPS ART_P99=$P99MS
-bench "http.ServeFile, same file" "http://127.0.0.1:$SPORT/blob"
+bench "http.ServeFile, same file" "$SERVEFILE_PID" "http://127.0.0.1:$SPORT/blob"
 SERVEFILE=$RPS
 if [ -n "$DBASE" ]; then
-	bench "docker-registry blob ($SIZE B)" "$DBASE/v2/bench/blobs/$DIGEST"
+	bench "docker-registry blob ($SIZE B)" "$DOCKER_PID" "$DBASE/v2/bench/blobs/$DIGEST"
 fi
 echo
 echo "resolve, cache off:   $RESOLVE req/s = $(ratio "$RESOLVE" 25000)x the 25,000 target: $(verdict "$RESOLVE" 25000); p99 $RESOLVE_P99 ms < 10: $(under "$RESOLVE_P99" 10)"

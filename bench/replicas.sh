@@ -90,6 +90,7 @@ serve() {
 serve a --database "$DB" --blobs "s3://plugkit/registry"
 serve b --database "$DB" --blobs "s3://plugkit/registry"
 serve r --database "$DB" --blobs "s3://plugkit/registry" --blobs-redirect
+serve n --database "$DB" --blobs "s3://plugkit/registry" --s3-cache-bytes -1
 serve d --data "$WORK/dir"
 serve sq --data "$WORK/sqlite"
 serve pd --database "$DB" --data "$WORK/pgdir"
@@ -133,7 +134,8 @@ awk '{s += $(NF-4)} END {printf "%-44s %10.0f req/s in total (target 10,000; p99
 echo
 echo "== 2. artifact downloads, 500 KB"
 bench "directory backend, streamed" "$URL_d/plugin-protocol/v1/artifacts/$D_SMALL"
-bench "S3 backend, streamed" "$URL_a/plugin-protocol/v1/artifacts/$D_SMALL"
+bench "S3 backend, streamed, memory cache" "$URL_a/plugin-protocol/v1/artifacts/$D_SMALL"
+bench "S3 backend, streamed, no cache" "$URL_n/plugin-protocol/v1/artifacts/$D_SMALL"
 for pair in "500 KB:$D_SMALL" "10 MB:$D_LARGE"; do
 	label=${pair%%:*} digest=${pair#*:}
 	before=$(cpu_ticks "$PID_r")

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"runtime/metrics"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -225,8 +225,8 @@ func TestSlowLegalUploadGetsItsAnswer(t *testing.T) {
 // heapBytes is the live heap after a collection, from runtime/metrics.
 func heapBytes() uint64 {
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
+	s := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	rtmetrics.Read(s)
 	return s[0].Value.Uint64()
 }
 

@@ -109,63 +109,6 @@ func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error 
 const upsertChannel = `INSERT INTO channels (plugin_id, name, release_id, updated_at) VALUES ($1, $2, $3, $4)
 	ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`
 
-// Publish implements store.Store.
-func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Release, bool, error) {
-	r := nr.Release
-	var created bool
-	var stored distribution.Release
-	err := db.write(ctx, r.PluginID, store.ChangeCatalog, func(t writeTx) error {
-		found, err := t.authorize(nr.By, r.PluginID)
-		if err != nil {
-			return err
-		}
-		old, err := t.release(r.ID)
-		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
-			return err
-		}
-		if !created {
-			if err := t.setChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
-				return err
-			}
-			stored = old
-			return nil
-		}
-		if err := t.checkQuota(`SELECT COUNT(*) FROM releases WHERE plugin_id = $1`, "releases", nr.MaxReleases, r.PluginID); err != nil {
-			return err
-		}
-		// Everything is judged before the writes, which then go in one
-		// round trip.
-		if err := t.checkChannel(r.PluginID, nr.Channel, nr.MaxChannels); err != nil {
-			return err
-		}
-		now := time.Now().UnixNano()
-		var b pgx.Batch
-		// The plugin's name and description follow its latest release.
-		b.Queue(`INSERT INTO plugins (id, name, description, updated_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (id) DO UPDATE SET name = excluded.name,
-				description = excluded.description, updated_at = excluded.updated_at`,
-			r.PluginID, nr.Name, r.Description, now)
-		if !found && nr.By.Identity != "" {
-			b.Queue(`INSERT INTO owners (plugin_id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING`, r.PluginID, nr.By.Identity)
-		}
-		b.Queue(`INSERT INTO releases (id, plugin_id, version, description, digest, size, yanked, published_at)
-			VALUES ($1, $2, $3, $4, $5, $6, false, $7)`,
-			r.ID, r.PluginID, r.Version, r.Description, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano())
-		b.Queue(upsertChannel, r.PluginID, nr.Channel, r.ID, now)
-		if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		stored = r
-		stored.Yanked = false
-		stored.PublishedAt = time.Unix(0, r.PublishedAt.UnixNano()).UTC()
-		return nil
-	})
-	if err != nil {
-		return distribution.Release{}, false, err
-	}
-	return stored, created, nil
-}
-
 // SetChannel implements store.Store.
 func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distribution.Release, error) {
 	var rel distribution.Release
