@@ -21,18 +21,7 @@ go build -o "$work/plugkit" ./cmd/plugkit
 go build -o "$work/validatebench" ./bench/validatebench
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# timed NAME CMD...: run CMD once, append its wall and CPU seconds to
-# $work/NAME.wall and $work/NAME.cpu, and its stdout to $work/NAME.out.
-timed() {
-	local name=$1; shift
-	local real user sys
-	{ TIMEFORMAT='%R %U %S'; time "$@" >"$work/$name.out" 2>"$work/$name.err"; } 2>"$work/time"
-	read -r real user sys <"$work/time"
-	echo "$real" >>"$work/$name.wall"
-	awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.4f\n", u + s }' >>"$work/$name.cpu"
-}
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+. bench/timing.sh
 
 printf '%-11s %-5s %10s %10s %7s\n' plugin time validate read ratio
 for spec in "skills5000 5000 1" "fileheavy 1000 9"; do

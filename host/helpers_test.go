@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,30 +16,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-// testServerBin is mcprun's test MCP server, built once by TestMain.
-var testServerBin string
-
-func TestMain(m *testing.M) {
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "host-testserver-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		testServerBin = filepath.Join(dir, "testserver")
-		build := exec.Command("go", "build", "-o", testServerBin, "github.com/plugkit/plugkit/mcprun/internal/testserver")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building the test server:", err)
-			return 1
-		}
-		return m.Run()
-	}())
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // pluginSpec describes a plugin directory for writePlugin.
 type pluginSpec struct {
@@ -76,7 +54,7 @@ func writePlugin(t testing.TB, spec pluginSpec) string {
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Link(testServerBin, filepath.Join(root, "bin", "server")); err != nil {
+	if err := os.Link(testservice.MCPServer(t), filepath.Join(root, "bin", "server")); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -190,16 +168,8 @@ type serverInfo struct {
 	PID  int      `json:"pid"`
 }
 
-// alive reports whether pid is a live process (a zombie is dead).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+// alive reports whether pid is a live process.
+var alive = testservice.Alive
 
 // waitFor polls cond until it holds or a generous deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/plugkit/plugkit/internal/boundedfile"
 )
 
 // Config holds the settings of a home, from HOME/config.json (optional,
@@ -20,7 +22,7 @@ type Config struct {
 // ReadConfig reads HOME/config.json; a home without one has the zero
 // Config.
 func (h *Home) ReadConfig() (*Config, error) {
-	b, err := readFileLimited(h.path(ConfigFile), 1<<20, "config size")
+	b, err := boundedfile.Read(h.path(ConfigFile), 1<<20, "config size")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Config{}, nil
 	}

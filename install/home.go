@@ -3,14 +3,13 @@ package install
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/source"
 )
 
@@ -117,7 +116,7 @@ func (h *Home) path(name string) string { return filepath.Join(h.dir, name) }
 
 // ReadLock reads plugkit.lock; a home without one has an empty lock.
 func (h *Home) ReadLock() (*Lock, error) {
-	b, err := readFileLimited(h.LockPath(), h.opts.Limits.MaxLockBytes, "MaxLockBytes")
+	b, err := boundedfile.Read(h.LockPath(), h.opts.Limits.MaxLockBytes, "MaxLockBytes")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: LockVersion, Plugins: []Entry{}}, nil
 	}
@@ -129,24 +128,6 @@ func (h *Home) ReadLock() (*Lock, error) {
 		return nil, fmt.Errorf("%s: %w", h.LockPath(), err)
 	}
 	return l, nil
-}
-
-// readFileLimited reads a file, refusing one over max bytes without
-// reading more than one byte past it.
-func readFileLimited(name string, max int64, limit string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w", name, &snapshot.LimitError{Limit: limit, Value: max})
-	}
-	return b, nil
 }
 
 // Installed is an installed plugin as a host uses it: its lock entry, the
@@ -238,7 +219,7 @@ func (h *Home) Verify(in *Installed) error {
 
 // readFileList reads and checks the .files list of digest.
 func (h *Home) readFileList(digest string) (*FileList, error) {
-	b, err := readFileLimited(h.filesPath(digest), h.opts.Limits.MaxFilesListBytes, "MaxFilesListBytes")
+	b, err := boundedfile.Read(h.filesPath(digest), h.opts.Limits.MaxFilesListBytes, "MaxFilesListBytes")
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
 	"github.com/plugkit/plugkit/trust"
@@ -26,7 +27,7 @@ const maxBundleBytes = 1 << 20
 // home has none. While it has one, every install, update and sync applies
 // it; no option skips it.
 func (h *Home) Policy() (*trust.Policy, error) {
-	b, err := readFileLimited(h.path(PolicyFile), trust.MaxPolicyBytes, "MaxPolicyBytes")
+	b, err := boundedfile.Read(h.path(PolicyFile), trust.MaxPolicyBytes, "MaxPolicyBytes")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -80,7 +81,7 @@ func (h *Home) admit(ctx context.Context, policy *trust.Policy, name string, src
 			archiveBytes = b
 		}
 		c.Archive = archiveBytes
-		bundle, err := readFileLimited(src.Path+".sigstore.json", maxBundleBytes, "bundle size")
+		bundle, err := boundedfile.Read(src.Path+".sigstore.json", maxBundleBytes, "bundle size")
 		switch {
 		case err == nil:
 			c.Bundles = [][]byte{bundle}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/atomicfile"
+	"github.com/plugkit/plugkit/internal/boundedfile"
 )
 
 // The actions of a dataStep.
@@ -341,7 +342,7 @@ func (h *Home) checkDataDir(name string) error {
 // dataSource returns the source recorded as the owner of a data
 // directory; nil when there is none or it cannot be read.
 func (h *Home) dataSource(name string) (*Source, error) {
-	b, err := readFileLimited(h.dataSourcePath(name), 64<<10, "data source record")
+	b, err := boundedfile.Read(h.dataSourcePath(name), 64<<10, "data source record")
 	if err != nil {
 		return nil, err
 	}

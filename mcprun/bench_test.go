@@ -66,7 +66,7 @@ func BenchmarkStartToFirstToolsList(b *testing.B) {
 		rt.Close()
 
 		begin = time.Now()
-		cmd := exec.Command(testServerBin)
+		cmd := exec.Command(serverBin(b))
 		cmd.Dir = opts.Root
 		s, err := opts.Client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {

@@ -1,43 +1,35 @@
 package mcprun
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
-
-// testServerBin is the test MCP server, built once by TestMain.
-var testServerBin string
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		testServerBin = os.Getenv("MCPRUN_TEST_SERVER")
 		os.Exit(runHelper(mode))
 	}
-	os.Exit(func() int {
-		dir, err := os.MkdirTemp("", "mcprun-testserver-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
-		testServerBin = filepath.Join(dir, "testserver")
-		// Built without -race even when the tests have it: the server is
-		// a fixture, and a plain build is much faster to link.
-		build := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building the test server:", err)
-			return 1
-		}
-		return m.Run()
-	}())
+	os.Exit(testbin.Main(m))
+}
+
+// testServerBin is set in the helper process (see runHelper), which runs
+// no test to build the server with.
+var testServerBin string
+
+// serverBin is the test MCP server.
+func serverBin(t testing.TB) string {
+	if testServerBin != "" {
+		return testServerBin
+	}
+	return testservice.MCPServer(t)
 }
 
 // newRoot makes an empty plugin root (what the plan needs is the
@@ -60,10 +52,10 @@ func installServer(t testing.TB, root, rel string) {
 	t.Helper()
 	dst := filepath.Join(root, rel)
 	mustMkdir(t, filepath.Dir(dst))
-	if os.Link(testServerBin, dst) == nil {
+	if os.Link(serverBin(t), dst) == nil {
 		return
 	}
-	src, err := os.Open(testServerBin)
+	src, err := os.Open(serverBin(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func startHelper(t *testing.T, mode string) (*exec.Cmd, helperReport) {
 	root := newRoot(t)
 	installServer(t, root, "bin/server")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "MCPRUN_TEST_ROOT="+root, "MCPRUN_TEST_SERVER="+testServerBin)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "MCPRUN_TEST_ROOT="+root, "MCPRUN_TEST_SERVER="+serverBin(t))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

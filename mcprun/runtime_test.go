@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // startPlugin starts pkg's servers and closes them when the test ends.
@@ -74,17 +74,8 @@ type serverInfo struct {
 	Cwd  string   `json:"cwd"`
 }
 
-// alive reports whether pid is a live process: a zombie nobody has reaped
-// yet (PID 1 in a container may never reap) counts as dead.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+// alive reports whether pid is a live process.
+var alive = testservice.Alive
 
 func TestSpec91_ServerSeesExactlyItsLaunchPlan(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "plug in ${PLUGIN_DATA}") // a space and a placeholder in the root

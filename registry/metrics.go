@@ -13,10 +13,10 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-// metrics are the server's Prometheus metrics, in a registry of its own
+// promMetrics are the server's Prometheus metrics, in a registry of its own
 // (not the global one), so that servers in one process do not collide.
 // Every name starts with plugkit_.
-type metrics struct {
+type promMetrics struct {
 	reg           *prometheus.Registry
 	requests      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
@@ -28,8 +28,8 @@ type metrics struct {
 
 // newMetrics creates the metrics; the change feed's gauge only exists
 // when there is a feed.
-func newMetrics(feed bool) *metrics {
-	m := &metrics{
+func newMetrics(feed bool) *promMetrics {
+	m := &promMetrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plugkit_http_requests_total",
@@ -66,12 +66,12 @@ func newMetrics(feed bool) *metrics {
 }
 
 // handler serves the metrics in the Prometheus text format.
-func (m *metrics) handler() http.Handler {
+func (m *promMetrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 // observe records one answered request.
-func (m *metrics) observe(route, method string, code int, d time.Duration) {
+func (m *promMetrics) observe(route, method string, code int, d time.Duration) {
 	if !knownMethod(method) {
 		method = "other" // a client must not grow the label set
 	}
@@ -88,7 +88,7 @@ func knownMethod(m string) bool {
 }
 
 // cacheLookup counts a lookup of the named cache.
-func (m *metrics) cacheLookup(cache string, hit bool) {
+func (m *promMetrics) cacheLookup(cache string, hit bool) {
 	result := "miss"
 	if hit {
 		result = "hit"

@@ -143,7 +143,7 @@ type Server struct {
 	// gcLock keeps the collector out of the window between a publish's
 	// blob write and its commit, in this process.
 	gcLock  sync.RWMutex
-	metrics *metrics
+	metrics *promMetrics
 	// stopWatch ends the change feed's listener, which closes watchDone;
 	// both nil when the store has no feed.
 	stopWatch context.CancelFunc

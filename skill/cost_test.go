@@ -85,19 +85,13 @@ func TestFrontmatterCostLinear(t *testing.T) {
 	growth := float64(large) / float64(small)
 	for _, sh := range hostile.SkillShapes {
 		t.Run(sh.Name, func(t *testing.T) {
-			cost := func(size, runs int) (cpu time.Duration) {
+			cost := func(size, runs int) time.Duration {
 				content := sh.Document(size)
-				for i := range runs {
-					_, c := hostile.Time(func() {
-						for range 3 {
-							Parse(content, "demo", Options{})
-						}
-					})
-					if i == 0 || c < cpu {
-						cpu = c
+				return hostile.LeastCPU(runs, func() {
+					for range 3 {
+						Parse(content, "demo", Options{})
 					}
-				}
-				return cpu / 3
+				}) / 3
 			}
 			c1, c2 := cost(small, 3), cost(large, 2)
 			ratio := float64(c2) / float64(max(c1, 50*time.Microsecond))

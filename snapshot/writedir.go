@@ -6,7 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrNotEmpty is matched by the error of WriteDir and CheckNewDir for a
@@ -82,22 +86,68 @@ func FileMode(m fs.FileMode) fs.FileMode {
 	return 0o644
 }
 
-// writeTree writes every file below root. Paths are taken in byte order and
-// the handles of the directories along the current path are kept open, so
-// each file costs one create relative to its own directory.
+// writeTree writes every file below root: first the directories, in byte
+// order, then the files of each directory, on several CPUs when there are
+// many. Creating a file costs the kernel far more than writing its bytes,
+// and files of different directories are created in parallel.
 func writeTree(root string, s *Snapshot) error {
+	dirs, err := filesByDir(s)
+	if err != nil {
+		return err
+	}
 	top, err := openRootHandle(root)
 	if err != nil {
 		return err
 	}
+	defer top.close()
 	umask := processUmask()
+	if err := makeDirs(top, dirs, umask); err != nil {
+		return err
+	}
+	if err := writeFiles(top, s, dirs, umask); err != nil {
+		return err
+	}
+	return top.syncTree()
+}
+
+// dirFiles are the files of one directory of a snapshot.
+type dirFiles struct {
+	dir   string   // package path of the directory, "" for the root
+	names []string // base names of its files
+	paths []string // their package paths
+}
+
+// filesByDir checks every path of s and groups the files by directory, the
+// directories in byte order.
+func filesByDir(s *Snapshot) ([]*dirFiles, error) {
+	byDir := map[string]*dirFiles{}
+	var dirs []*dirFiles
+	for _, p := range s.Paths() {
+		if err := CheckPath(p); err != nil {
+			return nil, err
+		}
+		dir, name := "", p
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			dir, name = p[:i], p[i+1:]
+		}
+		g := byDir[dir]
+		if g == nil {
+			g = &dirFiles{dir: dir}
+			byDir[dir] = g
+			dirs = append(dirs, g)
+		}
+		g.names = append(g.names, name)
+		g.paths = append(g.paths, p)
+	}
+	slices.SortFunc(dirs, func(a, b *dirFiles) int { return strings.Compare(a.dir, b.dir) })
+	return dirs, nil
+}
+
+// makeDirs creates the directories of dirs below top, one component at a
+// time, keeping the handles along the current path open.
+func makeDirs(top *dirHandle, dirs []*dirFiles, umask fs.FileMode) (err error) {
 	open := []*dirHandle{top} // open[i] is the directory of depth i along cur
 	var cur []string          // names of the directories along the current path
-	defer func() {
-		for _, d := range open {
-			d.close()
-		}
-	}()
 	// closeLast closes the deepest open directory, first flushing it where
 	// each directory is flushed on its own.
 	closeLast := func() error {
@@ -107,14 +157,20 @@ func writeTree(root string, s *Snapshot) error {
 		d.close()
 		return err
 	}
-	for _, p := range s.Paths() {
-		if err := CheckPath(p); err != nil {
-			return err
+	defer func() {
+		for len(open) > 1 {
+			if cerr := closeLast(); err == nil {
+				err = cerr
+			}
 		}
-		parts := strings.Split(p, "/")
-		dirs := parts[:len(parts)-1]
+	}()
+	for _, g := range dirs {
+		if g.dir == "" {
+			continue
+		}
+		parts := strings.Split(g.dir, "/")
 		common := 0
-		for common < len(cur) && common < len(dirs) && cur[common] == dirs[common] {
+		for common < len(cur) && common < len(parts) && cur[common] == parts[common] {
 			common++
 		}
 		for len(open) > common+1 {
@@ -123,7 +179,7 @@ func writeTree(root string, s *Snapshot) error {
 			}
 		}
 		cur = cur[:common]
-		for _, name := range dirs[common:] {
+		for _, name := range parts[common:] {
 			d, err := open[len(open)-1].mkdir(name, umask)
 			if err != nil {
 				return err
@@ -131,14 +187,57 @@ func writeTree(root string, s *Snapshot) error {
 			open = append(open, d)
 			cur = append(cur, name)
 		}
-		if err := open[len(open)-1].create(parts[len(parts)-1], s.Files[p], FileMode(s.Mode(p)), umask); err != nil {
+	}
+	return nil
+}
+
+// parallelFiles is the number of files from which writeFiles spreads the
+// directories over several writers, when directories hold enough files
+// each to repay opening them again.
+const parallelFiles = 256
+
+// writeFiles creates the files of every directory of dirs, which exist.
+// After a failure no other directory is started, and the error returned is
+// that of the first directory, in byte order, among those that failed.
+func writeFiles(top *dirHandle, s *Snapshot, dirs []*dirFiles, umask fs.FileMode) error {
+	write := func(g *dirFiles) error {
+		d := top
+		if g.dir != "" {
+			var err error
+			if d, err = top.openDir(g.dir); err != nil {
+				return err
+			}
+			defer d.close()
+		}
+		for i, name := range g.names {
+			if err := d.create(name, s.Files[g.paths[i]], FileMode(s.Mode(g.paths[i])), umask); err != nil {
+				return err
+			}
+		}
+		return d.syncDir()
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if n := len(s.Files); n < parallelFiles || n < 8*len(dirs) {
+		workers = 1
+	}
+	errs := make([]error, len(dirs))
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(dirs) && !failed.Load(); i = int(next.Add(1) - 1) {
+				if errs[i] = write(dirs[i]); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
-	for len(open) > 1 {
-		if err := closeLast(); err != nil {
-			return err
-		}
-	}
-	return top.syncTree()
+	return nil
 }

@@ -4,6 +4,7 @@ package snapshot_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,6 +24,18 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeAndReadBack(t, s)
+	// An existing empty directory is fine too.
+	empty := t.TempDir()
+	if err := snapshot.WriteDir(empty, s); err != nil {
+		t.Errorf("into an empty directory: %v", err)
+	}
+}
+
+// writeAndReadBack writes s into a new directory and checks that reading
+// it back gives s again.
+func writeAndReadBack(t *testing.T, s *snapshot.Snapshot) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := snapshot.WriteDir(dir, s); err != nil {
 		t.Fatal(err)
@@ -32,12 +45,36 @@ func TestWriteDirRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !back.Equal(s) {
-		t.Errorf("read back %v %v, want %v %v", back.Files, back.Modes, s.Files, s.Modes)
+		t.Errorf("read back %d files, want %d equal ones: %v %v", len(back.Files), len(s.Files), back.Modes, s.Modes)
 	}
-	// An existing empty directory is fine too.
-	empty := t.TempDir()
-	if err := snapshot.WriteDir(empty, s); err != nil {
-		t.Errorf("into an empty directory: %v", err)
+}
+
+// TestWriteDirManyFiles writes a tree large enough for several writers,
+// reads it back, and checks that a failure there too leaves nothing.
+func TestWriteDirManyFiles(t *testing.T) {
+	files := map[string][]byte{}
+	modes := map[string]fs.FileMode{}
+	for i := range 2000 {
+		p := fmt.Sprintf("d%02d/sub/f%04d", i%20, i)
+		if i%7 == 0 {
+			p = fmt.Sprintf("top%04d", i)
+			modes[p] = 0o755
+		}
+		files[p] = []byte(p)
+	}
+	s, err := snapshot.New(files, modes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAndReadBack(t, s)
+	files["d05/sub"] = []byte("a file where a directory is")
+	bad := &snapshot.Snapshot{Files: files}
+	parent := t.TempDir()
+	if err := snapshot.WriteDir(filepath.Join(parent, "bad"), bad); err == nil {
+		t.Fatal("a file and a directory at one path were written")
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -149,21 +148,12 @@ func measure(name string, mib, runs int, in input) error {
 		}
 		diags = len(ds)
 	}
-	best := func(f func()) time.Duration {
-		var least time.Duration
-		for i := range runs {
-			if _, c := hostile.Time(f); i == 0 || c < least {
-				least = c
-			}
-		}
-		return least
-	}
-	cpu := best(load)
+	cpu := hostile.LeastCPU(runs, load)
 	if loadErr != nil {
 		return fmt.Errorf("%s: %v", name, loadErr)
 	}
 	var anchorErr error
-	anchor := best(func() { anchorErr = in.anchor() })
+	anchor := hostile.LeastCPU(runs, func() { anchorErr = in.anchor() })
 	if anchorErr != nil {
 		return fmt.Errorf("%s: anchor: %v", name, anchorErr)
 	}

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // gatewayPlugins writes issue 12's test plugins: alpha (two stdio
@@ -218,16 +218,8 @@ func callEvery(t *testing.T, sess *mcp.ClientSession) []int {
 	return pids
 }
 
-// pidAlive reports whether pid is a live process (a zombie is dead).
-func pidAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+// pidAlive reports whether pid is a live process.
+var pidAlive = testservice.Alive
 
 // waitGone waits until none of pids lives, and fails on survivors.
 func waitGone(t *testing.T, pids []int) {

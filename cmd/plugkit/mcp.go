@@ -62,8 +62,11 @@ contained in the plugin root, a private PLUGIN_DATA directory, configured
 headers only to the configured origin), do one thing, and stop every server
 and every process it started.
 
-PLUGIN is a plugin directory or a plugin archive (.tar.gz, unpacked to a
-private temporary directory for the run).
+PLUGIN is anything validate takes (a directory, a .tar.gz archive, an
+oci:// or oci-layout: reference; archives and artifacts are unpacked to a
+private temporary directory for the run), or the name of a plugin installed
+in the home (--home), which runs from its store tree with its own
+PLUGIN_DATA after its files are checked against what was installed.
 
 Stdio servers get a small safe environment: PATH, HOME, USER, LOGNAME,
 SHELL, TERM, LANG, LC_* and TMPDIR from plugkit's own, their configured env,

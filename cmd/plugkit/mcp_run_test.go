@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // testServerBin is mcprun's test MCP server, built once per test binary.
-func testServerBin(t testing.TB) string {
-	return testbin.Build(t, "github.com/plugkit/plugkit/mcprun/internal/testserver")
-}
+func testServerBin(t testing.TB) string { return testservice.MCPServer(t) }
 
 // writeSmallPlugin writes plugin "demo" whose bin/run is a script that
 // starts the test server: small to pack and install, unlike the server.

@@ -21,10 +21,13 @@ func newUnpackCmd() *cobra.Command {
 		Short: "Check an archive and extract it into a new directory",
 		Long: `Unpack reads the archive FILE in memory, refusing anything but regular files
 and directories and any malformed or ambiguous header (see package archive),
-within the default limits. It then writes the files, with their permission
-bits, into a temporary sibling of DIR and renames it to DIR: DIR is either
-left as it was or complete. DIR must not exist or be an empty directory; its
-parent must exist. --root requires every entry under that folder and strips it.
+within the default limits. It then writes the files into a temporary sibling
+of DIR, flushes them to disk and renames it to DIR: DIR is either left as it
+was or complete and durable. Files are written 0755 when the archive gives
+them an execute bit and 0644 otherwise, whatever the archive says and
+whatever the umask, so no file is group- or world-writable. DIR must not
+exist or be an empty directory; its parent must exist. --root requires every
+entry under that folder and strips it.
 
 Exit status: 0 extracted, 1 the archive is refused, 2 usage or I/O error
 (DIR not empty included).`,
@@ -50,6 +53,10 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	} else if err != nil {
 		return usage(err)
 	}
+	// The digest is computed on the second CPU while the first inflates,
+	// checks and writes.
+	digest := make(chan string, 1)
+	go func() { digest <- archive.Digest(b) }()
 	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root})
 	if err != nil {
 		return failed(err)
@@ -63,7 +70,7 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 		Path   string `json:"path"`
 		Files  int    `json:"files"`
 		Bytes  int64  `json:"bytes"`
-	}{archive.Digest(b), len(b), dir, len(snap.Files), snap.Size()}
+	}{<-digest, len(b), dir, len(snap.Files), snap.Size()}
 	return output(cmd, asJSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
 	})
