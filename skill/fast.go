@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -17,11 +18,39 @@ import (
 // tabs, comments after a value, characters YAML treats specially), which
 // the YAML parser then reads. Differential and fuzz tests hold the two to
 // the same result.
-func fastMapping(src []byte) (*yaml.Node, bool) {
+//
+// The nodes come from an array the caller gives back with release once it
+// has read them.
+func fastMapping(src []byte) (root *yaml.Node, release func(), ok bool) {
 	lines := bytes.Count(src, []byte{'\n'}) + 1
-	// One copy of the source holds every key and value, and one array
-	// every node: a typical frontmatter costs a handful of allocations.
-	p := fastParser{src: src, text: string(src), nodes: make([]yaml.Node, 0, 2*lines+2)}
+	// One copy of the source holds every key and value, and one recycled
+	// array every node: a typical frontmatter costs a handful of
+	// allocations.
+	arena := fastNodes.Get().(*[]yaml.Node)
+	if cap(*arena) < 2*lines+2 {
+		*arena = make([]yaml.Node, 0, 2*lines+2)
+	}
+	p := fastParser{src: src, text: string(src), nodes: (*arena)[:0]}
+	release = func() {
+		clear(p.nodes) // nothing of this frontmatter stays reachable
+		*arena = p.nodes[:0]
+		fastNodes.Put(arena)
+	}
+	root, ok = p.mapping()
+	if !ok {
+		release()
+		return nil, nil, false
+	}
+	return root, release, true
+}
+
+// fastNodes recycles the node arrays of the fast path: the checks read the
+// nodes and keep none, so one array serves skill after skill.
+var fastNodes = sync.Pool{New: func() any { return new([]yaml.Node) }}
+
+// mapping reads the whole frontmatter as the top-level mapping.
+func (p *fastParser) mapping() (*yaml.Node, bool) {
+	lines := bytes.Count(p.src, []byte{'\n'}) + 1
 	root := p.node(yaml.MappingNode, 0, 0)
 	root.Content = make([]*yaml.Node, 0, 2*lines)
 	for {

@@ -36,8 +36,9 @@ func sameNode(a, b *yaml.Node, path string) string {
 // whether the fast path read the frontmatter.
 func checkFastPath(t *testing.T, frontmatter string) bool {
 	t.Helper()
-	fast, ok := fastMapping([]byte(frontmatter))
+	fast, release, ok := fastMapping([]byte(frontmatter))
 	if ok {
+		defer release()
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(frontmatter), &doc); err != nil {
 			t.Fatalf("fast path read what yaml.v3 refuses (%v):\n%s", err, frontmatter)

@@ -40,10 +40,11 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	if hasError(problems) {
 		return nil, problems
 	}
-	root, p := decodeMapping(sp.yaml)
+	root, release, p := decodeMapping(sp.yaml)
 	if p != nil {
 		return nil, append(problems, *p)
 	}
+	defer release()
 	budget := frontmatterBudget(len(sp.yaml))
 	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget}
 	s := &Skill{Body: string(sp.body), Raw: content}
@@ -60,11 +61,12 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 var fastPath = true
 
 // decodeMapping parses the frontmatter YAML and returns its top-level
-// mapping, or the one Problem that makes it unusable.
-func decodeMapping(src []byte) (*yaml.Node, *Problem) {
+// mapping, with the function to call once it is read, or the one Problem
+// that makes it unusable.
+func decodeMapping(src []byte) (*yaml.Node, func(), *Problem) {
 	if fastPath {
-		if root, ok := fastMapping(src); ok {
-			return root, nil
+		if root, release, ok := fastMapping(src); ok {
+			return root, release, nil
 		}
 	}
 	var doc yaml.Node
@@ -76,19 +78,19 @@ func decodeMapping(src []byte) (*yaml.Node, *Problem) {
 				line++
 			}
 		}
-		return nil, &Problem{Severity: Error, Code: "skill-yaml-invalid", Line: line,
+		return nil, nil, &Problem{Severity: Error, Code: "skill-yaml-invalid", Line: line,
 			Message: "the frontmatter is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 {
-		return nil, &Problem{Severity: Error, Code: "skill-yaml-not-mapping", Line: 1, Column: 1,
+		return nil, nil, &Problem{Severity: Error, Code: "skill-yaml-not-mapping", Line: 1, Column: 1,
 			Message: "the frontmatter is empty; it must be a YAML mapping with at least name and description"}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		p := problemAt(Error, "skill-yaml-not-mapping", "", root, "the frontmatter must be a YAML mapping, not "+kindName(root))
-		return nil, &p
+		return nil, nil, &p
 	}
-	return root, nil
+	return root, func() {}, nil
 }
 
 // yamlErrorLine extracts the line from a yaml.v3 message such as
