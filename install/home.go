@@ -177,6 +177,12 @@ func (h *Home) installed(e Entry) Installed {
 	return Installed{Entry: e, Path: h.TreePath(e.ArchiveDigest), DataDir: h.DataDir(e.Name)}
 }
 
+// ErrGone is matched by the error of a verification that raced with a
+// writer: the tree was removed or replaced while it was read, because a
+// newer lock no longer names it. Read the lock again (List, Get) and
+// verify what it names now.
+var ErrGone = errors.New("removed or replaced while it was read: list the home again")
+
 // ErrModified is matched by a *ModifiedError.
 var ErrModified = errors.New("installed tree was modified")
 
@@ -205,16 +211,22 @@ func (e *ModifiedError) Is(target error) bool { return target == ErrModified }
 // the list against the lock entry: every file present with its bytes and
 // mode, nothing missing, nothing added, no link. Hosts call it before they
 // first use a plugin, and refuse it on error. A tree that differs is a
-// *ModifiedError listing the differences.
+// *ModifiedError listing the differences. When a writer removed or
+// replaced the plugin meanwhile (the lock no longer names this tree for
+// it, or the tree was rewritten while it was read), the error matches
+// ErrGone instead: list again.
 func (h *Home) Verify(in *Installed) error {
 	problems, err := h.verifyDigest(in.ArchiveDigest)
+	if err == nil && len(problems) == 0 {
+		return nil
+	}
+	if cur, gerr := h.Get(in.Name); gerr != nil || cur.ArchiveDigest != in.ArchiveDigest {
+		return fmt.Errorf("%s: %w", in.Name, ErrGone)
+	}
 	if err != nil {
 		return err
 	}
-	if len(problems) > 0 {
-		return &ModifiedError{Name: in.Name, Problems: problems}
-	}
-	return nil
+	return &ModifiedError{Name: in.Name, Problems: problems}
 }
 
 // readFileList reads and checks the .files list of digest.

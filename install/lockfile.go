@@ -160,10 +160,11 @@ func (e *Entry) check() error {
 	if err := e.Source.check(); err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	for field, d := range map[string]string{"identity": e.Identity, "archiveDigest": e.ArchiveDigest} {
-		if _, err := archive.ParseDigest(d); err != nil {
-			return fmt.Errorf("%s: %w", field, err)
-		}
+	if _, err := archive.ParseDigest(e.Identity); err != nil {
+		return fmt.Errorf("identity: %w", err)
+	}
+	if _, err := archive.ParseDigest(e.ArchiveDigest); err != nil {
+		return fmt.Errorf("archiveDigest: %w", err)
 	}
 	if _, err := time.Parse(time.RFC3339, e.InstalledAt); err != nil {
 		return fmt.Errorf("installedAt: %w", err)
@@ -210,11 +211,18 @@ func (s *Server) check() error {
 	default:
 		return fmt.Errorf("unknown transport %q", s.Transport)
 	}
-	for what, m := range map[string]map[string]string{"env": s.Env, "headers": s.Headers} {
-		for k, v := range m {
-			if _, err := archive.ParseDigest(v); err != nil {
-				return fmt.Errorf("%s %q: the value must be recorded as its sha256: %w", what, k, err)
-			}
+	if err := checkHashedValues("env", s.Env); err != nil {
+		return err
+	}
+	return checkHashedValues("headers", s.Headers)
+}
+
+// checkHashedValues requires every value of m to be a sha256 digest: a
+// lock never holds an env or header value itself.
+func checkHashedValues(what string, m map[string]string) error {
+	for k, v := range m {
+		if _, err := archive.ParseDigest(v); err != nil {
+			return fmt.Errorf("%s %q: the value must be recorded as its sha256: %w", what, k, err)
 		}
 	}
 	return nil

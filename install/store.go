@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,16 +150,29 @@ func isDigestHex(s string) bool {
 	return err == nil
 }
 
-// verifyDigest compares the stored tree of digest with its list.
+// verifyDigest compares the stored tree of digest with its list. A tree
+// that a writer removed or replaced while it was read is ErrGone, not a
+// list of problems: what was read is no longer what the home holds.
 func (h *Home) verifyDigest(digest string) ([]Problem, error) {
-	list, err := h.readFileList(digest)
+	tree := h.TreePath(digest)
+	before, err := os.Lstat(tree)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Problem{{Path: ".", Kind: "missing", Detail: "the whole tree"}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(h.TreePath(digest)); errors.Is(err, fs.ErrNotExist) {
-		return []Problem{{Path: ".", Kind: "missing", Detail: "the whole tree"}}, nil
+	list, err := h.readFileList(digest)
+	var problems []Problem
+	if err == nil {
+		problems, err = verifyTree(tree, list)
 	}
-	return verifyTree(h.TreePath(digest), list)
+	if err != nil || len(problems) > 0 {
+		if now, serr := os.Lstat(tree); serr != nil || !os.SameFile(before, now) {
+			return nil, fmt.Errorf("%s: %w", tree, ErrGone)
+		}
+	}
+	return problems, err
 }
 
 // randomSuffix names temporary files apart.

@@ -148,9 +148,14 @@ func TestVerifyVerbGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	verifyJSON(t, 1, other, "--bundle", fx("blob.sigstore.json"), "--key", fx("cosign.pub"))
+	// Limits: a bundle over --max-bundle-bytes is refused with its reason.
+	d := verifyJSON(t, 1, tarRef, "--key", fx("cosign.pub"), "--max-bundle-bytes", "100")
+	if !strings.Contains(d.Signatures[0].Reason, "MaxBundleBytes") {
+		t.Errorf("--max-bundle-bytes: %+v", d)
+	}
 
 	// A keyless check of a keyed signature is refused with the reason.
-	d := verifyJSON(t, 1, tarRef, "--certificate-identity", "a@example.com", "--certificate-oidc-issuer", "https://accounts.example.com",
+	d = verifyJSON(t, 1, tarRef, "--certificate-identity", "a@example.com", "--certificate-oidc-issuer", "https://accounts.example.com",
 		"--trusted-root", fx("empty-trusted-root.json"))
 	if !strings.Contains(d.Signatures[0].Reason, "signed with a key") {
 		t.Errorf("keyless: %+v", d)
@@ -278,6 +283,8 @@ func TestTrustVerbRefusals(t *testing.T) {
 		{[]string{"verify", tarRef, "--key", pub, "--type", "nonsense"}, 2, codeUsage},
 		{[]string{"verify", fx("blob.txt"), "--key", pub}, 2, codeIO},
 		{[]string{"verify", "oci-layout:" + fx("blob.txt"), "--key", pub}, 2, ""},
+		{[]string{"verify", tarRef, "--key", pub, "--max-signatures", "0"}, 2, codeUsage},
+		{[]string{"verify", fx("blob.txt"), "--bundle", fx("blob.sigstore.json"), "--key", pub, "--max-bundle-bytes", "100"}, 1, codeLimit},
 	} {
 		code, stdout, stderr := runCLI(t, append(c.args, "--json")...)
 		if code != c.exit {

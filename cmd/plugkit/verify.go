@@ -44,6 +44,7 @@ type verifyFlags struct {
 	issuer, issuerRegexp           string
 	trustedRoot, policy, predicate string
 	bundle                         string
+	limits                         trust.Limits
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -100,10 +101,15 @@ that cannot be used.`,
 	fl.StringVar(&v.policy, "policy", "", "a trust policy file (JSON or YAML)")
 	fl.StringVar(&v.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
 	fl.StringVar(&v.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
+	fl.IntVar(&v.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
+	fl.Int64Var(&v.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
 	return cmd
 }
 
 func runVerify(cmd *cobra.Command, f *ociFlags, v *verifyFlags, arg string) error {
+	if v.limits.MaxSignatures <= 0 || v.limits.MaxBundleBytes <= 0 {
+		return usagef("--max-signatures and --max-bundle-bytes must be positive")
+	}
 	var policy *trust.Policy
 	var verifier *trust.Verifier
 	var err error
@@ -114,6 +120,7 @@ func runVerify(cmd *cobra.Command, f *ociFlags, v *verifyFlags, arg string) erro
 		if policy, err = trust.LoadPolicy(v.policy); err != nil {
 			return withCode(codePolicyInvalid, usage(err))
 		}
+		policy.Limits = v.limits
 	} else if verifier, err = v.verifier(); err != nil {
 		return err
 	}
@@ -154,7 +161,7 @@ func runVerify(cmd *cobra.Command, f *ociFlags, v *verifyFlags, arg string) erro
 
 // verifier builds the Verifier of the --key and keyless flags.
 func (v *verifyFlags) verifier() (*trust.Verifier, error) {
-	ver := &trust.Verifier{}
+	ver := &trust.Verifier{Limits: v.limits}
 	for _, k := range v.keys {
 		pub, err := trust.LoadPublicKey(k)
 		if err != nil {
@@ -238,7 +245,7 @@ func verifyPath(cmd *cobra.Command, v *verifyFlags, path string, policy *trust.P
 		c := &trust.Candidate{Name: p.Package.Name, Digest: digest.Digest(id), Source: trust.SourceArchive, Archive: p.Archive}
 		if fi.IsDir() {
 			c.Source, c.Dir, c.Archive = trust.SourceDirectory, path, nil
-		} else if b, err := readBundleFile(bundlePath, v.bundle != ""); err != nil {
+		} else if b, err := readBundleFile(bundlePath, v.bundle != "", v.limits.MaxBundleBytes); err != nil {
 			return nil, err
 		} else if b != nil {
 			c.Bundles = [][]byte{b}
@@ -249,7 +256,7 @@ func verifyPath(cmd *cobra.Command, v *verifyFlags, path string, policy *trust.P
 	if fi.IsDir() {
 		return nil, usagef("%s is a directory, which carries no signature: verify it with --policy (a local-directory or digest rule), or verify its archive or artifact", path)
 	}
-	b, err := readBundleFile(bundlePath, true)
+	b, err := readBundleFile(bundlePath, true, v.limits.MaxBundleBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +277,8 @@ func verifyPath(cmd *cobra.Command, v *verifyFlags, path string, policy *trust.P
 
 // readBundleFile reads a detached bundle; a missing one is nil unless
 // required.
-func readBundleFile(path string, required bool) ([]byte, error) {
-	b, err := boundedfile.Read(path, trust.DefaultMaxBundleBytes, "MaxBundleBytes")
+func readBundleFile(path string, required bool, limit int64) ([]byte, error) {
+	b, err := boundedfile.Read(path, limit, "MaxBundleBytes")
 	switch {
 	case err == nil:
 		return b, nil
