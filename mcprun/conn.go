@@ -35,11 +35,8 @@ type Conn struct {
 	endOnce   sync.Once
 }
 
-// subreaper records the one attempt to make this process a subreaper.
-var subreaper struct {
-	once sync.Once
-	err  error
-}
+// becomeSubreaper makes this process a subreaper once.
+var becomeSubreaper sync.Once
 
 // Connect starts one server of pkg (plan, prepare, launch or dial, MCP
 // handshake) and returns when it is ready, skipped or failed; see
@@ -52,7 +49,7 @@ func Connect(ctx context.Context, pkg *agentplugin.Package, srv agentplugin.Serv
 	if opts.Subreaper {
 		// Best effort: on systems without subreapers Close still ends
 		// each server's group (see StartOptions.Subreaper).
-		subreaper.once.Do(func() { subreaper.err = enableSubreaper() })
+		becomeSubreaper.Do(func() { enableSubreaper() })
 	}
 	begin := time.Now()
 	c.start(ctx, pkg, srv, &opts)

@@ -592,3 +592,30 @@ func TestGatewayUsage(t *testing.T) {
 		t.Errorf("gateway --help must show the client configuration:\n%s", stdout)
 	}
 }
+
+// TestGatewayReloadsArgumentsOnSIGHUP: serving plugins named as arguments,
+// SIGHUP reads them again; a changed one is restarted and clients are
+// notified, an unchanged one keeps its servers.
+func TestGatewayReloadsArgumentsOnSIGHUP(t *testing.T) {
+	alpha, beta := gatewayPlugins(t)
+	changes := make(chan string, 16)
+	sess, g := stdioGateway(t, t.TempDir(), changes, alpha, beta)
+	alphaPID, _ := callInfo(t, sess, "alpha_one_info")
+	betaPID, _ := callInfo(t, sess, host.ToolName("beta.tools", "one", "info"))
+
+	os.WriteFile(filepath.Join(beta, "mcp.json"), []byte(`{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
+		"one": {"type": "stdio", "command": "./bin/run", "env": {"TESTSERVER_EXTRA_TOOLS": "fresh"}}}}`), 0o644)
+	g.cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case <-changes:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no list_changed notification after SIGHUP\n%s", g.stderr.String())
+	}
+	if tools := listTools(t, sess); !slices.Contains(tools, host.ToolName("beta.tools", "one", "fresh")) {
+		t.Errorf("tools after SIGHUP: %q", tools)
+	}
+	waitGone(t, []int{betaPID})
+	if pid, _ := callInfo(t, sess, "alpha_one_info"); pid != alphaPID {
+		t.Error("SIGHUP restarted the unchanged plugin alpha")
+	}
+}

@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// TestMCPAdhocDataDirKeyedByLocation is issue 8 item 15: two plugin
+// TestSpec91_AdhocDataDirKeyedByLocation is issue 8 item 15 (PLUGIN_DATA
+// is "dedicated to that installed plugin instance", spec 9.1): two plugin
 // directories that declare the same name get two PLUGIN_DATA directories
 // on an ad-hoc run, never the data/NAME an installed plugin gets.
-func TestMCPAdhocDataDirKeyedByLocation(t *testing.T) {
+func TestSpec91_AdhocDataDirKeyedByLocation(t *testing.T) {
 	bin := testServerBin(t)
 	xdg := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", xdg)

@@ -12,6 +12,10 @@ import (
 	"github.com/plugkit/plugkit/internal/testservice"
 )
 
+// The in-process runs must not make the test binary a subreaper (see
+// subreaperCLI); the gateway tests run the real binary, which is one.
+func init() { subreaperCLI = false }
+
 // testServerBin is mcprun's test MCP server, built once per test binary.
 func testServerBin(t testing.TB) string { return testservice.MCPServer(t) }
 

@@ -58,9 +58,14 @@ func (f *runFlags) homeDir() (string, error) {
 	return h, nil
 }
 
-// hostOptions turn the flags into host options. Subreaper is on: the CLI
-// starts no process of its own besides servers, so every orphan it adopts
-// is a server's, and ending them all on exit is right.
+// subreaperCLI makes plugkit a child subreaper when it runs servers: the
+// CLI starts no process of its own besides them, so every orphan it adopts
+// is a server's, and ending them all is right. The in-process tests turn
+// it off: their binary has other children (builds, services) that the
+// orphan sweep would take for servers' orphans.
+var subreaperCLI = true
+
+// hostOptions turn the flags into host options.
 func (f *runFlags) hostOptions(logger *slog.Logger) (host.Options, []agentplugin.Transport, error) {
 	ts, err := parseTransports(f.transports)
 	if err != nil {
@@ -78,7 +83,7 @@ func (f *runFlags) hostOptions(logger *slog.Logger) (host.Options, []agentplugin
 	}
 	o := host.Options{CallTimeout: f.timeout, Logger: logger, Overlays: cfg.Overlays}
 	o.Launch.Transports = ts
-	o.Launch.Subreaper = true
+	o.Launch.Subreaper = subreaperCLI
 	o.Launch.HandshakeTimeout = f.timeout
 	o.Launch.InheritEnv = append(cfg.InheritEnv, f.inheritEnv...)
 	return o, ts, nil
