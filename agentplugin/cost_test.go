@@ -144,3 +144,32 @@ func TestHostileSkillsCostLinear(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedDiagnosticsCostNothing is issue 8, item 2: a diagnostic past
+// MaxDiagnostics is counted, never built, so that ten thousand more of them
+// allocate nothing more (a few chunks of the JSON tree aside).
+func TestDroppedDiagnosticsCostNothing(t *testing.T) {
+	for _, name := range []string{"manifest-keyword-errors", "mcp-arg-errors", "mcp-unknown-server-fields"} {
+		var sh hostile.Shape
+		for _, s := range hostile.Shapes {
+			if s.Name == name {
+				sh = s
+			}
+		}
+		allocs := func(size int) (float64, int) {
+			var diags int
+			load := loader(t, sh, size, &diags)
+			return testing.AllocsPerRun(3, load), diags
+		}
+		a1, d1 := allocs(64 << 10)
+		a2, d2 := allocs(256 << 10)
+		if d1 != 1001 || d2 != 1001 {
+			t.Fatalf("%s: %d and %d diagnostics, want the 1,000 kept and the count of the rest", name, d1, d2)
+		}
+		// 192 KiB more hold tens of thousands more dropped diagnostics.
+		t.Logf("%s: %.0f allocations for 64 KiB, %.0f for 256 KiB", name, a1, a2)
+		if extra := a2 - a1; extra > 64 {
+			t.Errorf("%s: %.0f allocations for 64 KiB, %.0f for 256 KiB: dropped diagnostics allocate", name, a1, a2)
+		}
+	}
+}
