@@ -15,13 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-15}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/plugkit" ./cmd/plugkit
-go build -o "$work/validatebench" ./bench/validatebench
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-
-. bench/timing.sh
+. bench/timing.sh validatebench
 
 printf '%-11s %-5s %10s %10s %7s\n' plugin time validate read ratio
 for spec in "skills5000 5000 1" "fileheavy 1000 9"; do
@@ -43,4 +37,4 @@ for spec in "skills5000 5000 1" "fileheavy 1000 9"; do
 		printf '%-11s %-5s %9ss %9ss %7s\n' "$name" "$t" "$v" "$r" "$(ratio "$v" "$r")"
 	done
 done
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+loadavg

@@ -1,5 +1,14 @@
-# bench/timing.sh: helpers the side-by-side scripts source. $work must name a
-# scratch directory.
+# bench/timing.sh: what the side-by-side scripts share. Sourced from the
+# repository root, it makes the scratch directory $work (removed on exit),
+# builds plugkit and each bench program named as arguments into it, and
+# prints the load average.
+set -euo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/plugkit" ./cmd/plugkit
+for tool in "$@"; do go build -o "$work/$tool" "./bench/$tool"; done
+loadavg() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+loadavg
 
 # timed NAME CMD...: run CMD once, append its wall and CPU seconds (user+sys,
 # children included) to $work/NAME.wall and $work/NAME.cpu, and keep its

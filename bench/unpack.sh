@@ -16,13 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-9}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/plugkit" ./cmd/plugkit
-go build -o "$work/archivebench" ./bench/archivebench
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-
-. bench/timing.sh
+. bench/timing.sh archivebench
 tar_x() { mkdir "$2" && tar -xzf "$1" -C "$2" && sync -f "$2"; }
 count() { find "$1" -type f | wc -l; }
 
@@ -47,4 +41,4 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 		printf '%-8s %-5s %9ss %9ss %7s\n' "$name" "$t" "$u" "$x" "$(ratio "$u" "$x")"
 	done
 done
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+loadavg

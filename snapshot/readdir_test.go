@@ -323,3 +323,34 @@ func TestReadDirNotADirectory(t *testing.T) {
 		t.Errorf("missing dir: %v", err)
 	}
 }
+
+// TestReadDirLimitsDeterministic: the file a limit is reported at is the
+// first, in walk order (sorted names), to cross it, run after run, however
+// the filesystem lists the entries.
+func TestReadDirLimitsDeterministic(t *testing.T) {
+	entries := map[string]string{}
+	for i := range 1500 {
+		entries[fmt.Sprintf("d%d/f%04d", i%3, i)] = strings.Repeat("x", 100)
+	}
+	entries["d1/f0700"] = strings.Repeat("y", 500) // too large for MaxFileBytes 300...
+	entries["d2/f0100"] = strings.Repeat("y", 500) // ...and so is this one, later in walk order
+	root := layout(t, entries, nil)
+	for _, c := range []struct {
+		limits snapshot.Limits
+		limit  string
+		path   string
+	}{
+		// Walk order: d0/… (500 files), then d1/…, then d2/….
+		{snapshot.Limits{MaxTotalBytes: 100*600 + 50}, "MaxTotalBytes", "d1/f0301"},
+		{snapshot.Limits{MaxFileBytes: 300}, "MaxFileBytes", "d1/f0700"},
+		{snapshot.Limits{MaxFiles: 1000}, "MaxFiles", "d2/f0002"},
+	} {
+		for range 5 {
+			_, err := snapshot.ReadDir(root, snapshot.Options{Limits: c.limits})
+			var le *snapshot.LimitError
+			if !errors.As(err, &le) || le.Limit != c.limit || le.Path != c.path {
+				t.Fatalf("%+v: err %v, want %s at %s", c.limits, err, c.limit, c.path)
+			}
+		}
+	}
+}
