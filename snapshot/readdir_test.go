@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -258,6 +259,40 @@ func TestReadDirLinkFanOutBounded(t *testing.T) {
 	}
 	if n := len(s.Files); n != 1+2+4+8+16 {
 		t.Errorf("%d files, want 31 (every path to d5/f)", n)
+	}
+}
+
+// TestReadDirLinkFanOutCostLinear is issue 8, item 3, as a shape: on the
+// 30-level fan-out, which has far more paths than any limit allows, what
+// ReadDir spends before it refuses grows linearly with the limit it is
+// given (MaxEntries and MaxFiles from 1,250 to 20,000, the default), in CPU
+// time and in peak heap (runtime/metrics): the walk is bounded by the
+// limits, never by the 2^30 paths.
+func TestReadDirLinkFanOutCostLinear(t *testing.T) {
+	root := linkFanOut(t, 30, map[string]string{"f": strings.Repeat("x", 512)})
+	read := func(limit int) func() {
+		return func() {
+			_, err := snapshot.ReadDir(root, snapshot.Options{Limits: snapshot.Limits{MaxEntries: limit, MaxFiles: limit}})
+			if !errors.Is(err, snapshot.ErrLimit) {
+				t.Fatalf("limit %d: err = %v, want a limit", limit, err)
+			}
+		}
+	}
+	const small, large = 1250, snapshot.DefaultMaxEntries
+	growth := float64(large) / small
+	c1, c2 := hostile.LeastCPU(3, read(small)), hostile.LeastCPU(2, read(large))
+	h1, _ := hostile.Heap(read(small))
+	h2, _ := hostile.Heap(read(large))
+	cpuRatio := float64(c2) / float64(max(c1, time.Millisecond))
+	heapRatio := float64(h2) / float64(max(h1, 256<<10))
+	t.Logf("CPU %v for %d entries, %v for %d (x%.1f); peak heap %d KiB, %d KiB (x%.1f)",
+		c1, small, c2, large, cpuRatio, h1>>10, h2>>10, heapRatio)
+	if cpuRatio > 3*growth || heapRatio > 3*growth {
+		t.Errorf("CPU grew %.1f times and heap %.1f times for %.0f times the limit: not linear", cpuRatio, heapRatio, growth)
+	}
+	// The 16-level fan-out took 20 s before the entries were counted.
+	if c2 > 10*time.Second || h2 > 64<<20 {
+		t.Errorf("%d entries: CPU %v, peak heap %d MiB", large, c2, h2>>20)
 	}
 }
 
