@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -386,6 +387,40 @@ func TestReadDirLimitsDeterministic(t *testing.T) {
 			if !errors.As(err, &le) || le.Limit != c.limit || le.Path != c.path {
 				t.Fatalf("%+v: err %v, want %s at %s", c.limits, err, c.limit, c.path)
 			}
+		}
+	}
+}
+
+// TestReadDirClosesEveryFile: files are opened by the walk and read on
+// other goroutines; whether the read completes, stops at a limit or the
+// walk does, every descriptor is closed when ReadDir returns.
+func TestReadDirClosesEveryFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc/self/fd, which only Linux has")
+	}
+	entries := map[string]string{}
+	for i := range 2000 {
+		entries[fmt.Sprintf("d%02d/f%04d", i%40, i)] = strings.Repeat("x", 100)
+	}
+	root := layout(t, entries, nil)
+	open := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fds)
+	}
+	before := open()
+	for _, limits := range []snapshot.Limits{{}, {MaxTotalBytes: 100 * 1000}, {MaxFiles: 500}, {MaxEntries: 700}} {
+		s, err := snapshot.ReadDir(root, snapshot.Options{Limits: limits})
+		if limits == (snapshot.Limits{}) && (err != nil || len(s.Files) != 2000) {
+			t.Fatalf("no limit: %v", err)
+		}
+		if limits != (snapshot.Limits{}) && !errors.Is(err, snapshot.ErrLimit) {
+			t.Fatalf("%+v: err = %v, want a limit", limits, err)
+		}
+		if n := open(); n > before {
+			t.Errorf("%+v: %d descriptors open after ReadDir, %d before", limits, n, before)
 		}
 	}
 }
