@@ -17,8 +17,9 @@ type Skill struct {
 	// map[string]any and sequences are []any (see the package doc).
 	Frontmatter map[string]any
 	Body        string // Markdown after the frontmatter, verbatim
-	// Raw is the whole SKILL.md as given to Parse. It is not copied: the
-	// caller must not modify the slice afterwards.
+	// Raw is the whole SKILL.md as given to Parse. It is not copied, and
+	// Body shares its memory: the caller must not modify the slice
+	// afterwards.
 	Raw []byte
 	// Files are the skill's other files keyed by skill-relative,
 	// slash-separated path. Only LoadDir fills it; SKILL.md is not in it.
