@@ -40,14 +40,7 @@ func fanOuts(runs int, sizes []int) error {
 			load:    loadDir(dir),
 			size:    int64(len(files)) * int64((mib<<20)/paths),
 			outcome: loads,
-			anchor: func() error {
-				for _, f := range files {
-					if _, err := os.ReadFile(f); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			anchor:  each(files, os.ReadFile),
 		})
 		os.RemoveAll(dir)
 		if err != nil {
@@ -64,15 +57,20 @@ func fanOuts(runs int, sizes []int) error {
 		load:    loadDir(dir),
 		size:    snapshot.DefaultMaxEntries,
 		outcome: limited,
-		anchor: func() error {
-			for _, d := range listed {
-				if _, err := os.ReadDir(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		anchor:  each(listed, os.ReadDir),
 	})
+}
+
+// each is the anchor that calls read on every path.
+func each[T any](paths []string, read func(string) (T, error)) func() error {
+	return func() error {
+		for _, p := range paths {
+			if _, err := read(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func loadDir(dir string) func() (*agentplugin.Package, error) {
