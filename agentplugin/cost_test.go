@@ -168,9 +168,12 @@ func TestDroppedDiagnosticsCostNothing(t *testing.T) {
 		if d1 != 1001 || d2 != 1001 {
 			t.Fatalf("%s: %d and %d diagnostics, want the 1,000 kept and the count of the rest", name, d1, d2)
 		}
-		// 192 KiB more hold tens of thousands more dropped diagnostics.
+		// 192 KiB more hold tens of thousands more dropped diagnostics:
+		// one allocation each would add as many. The slack is the noise of
+		// the kept thousand, whose fmt printers come from a sync.Pool that
+		// each collection empties (counts of one size vary by about 200).
 		t.Logf("%s: %.0f allocations for 64 KiB, %.0f for 256 KiB", name, a1, a2)
-		if extra := a2 - a1; extra > 64 {
+		if extra := a2 - a1; extra > 512 {
 			t.Errorf("%s: %.0f allocations for 64 KiB, %.0f for 256 KiB: dropped diagnostics allocate", name, a1, a2)
 		}
 	}
