@@ -351,7 +351,7 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 // serveToken runs plugkit serve token on the replicas' storage.
 func serveToken(t *testing.T, r *replicaSet, args ...string) string {
 	t.Helper()
-	cmd := execPlugkit(append(append([]string{"serve", "token"}, args...), r.storage...), r.env)
+	cmd := execPlugkit(t, append(append([]string{"serve", "token"}, args...), r.storage...), r.env)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -365,8 +365,8 @@ func serveToken(t *testing.T, r *replicaSet, args ...string) string {
 
 // execPlugkit is the plugkit binary with args and env added to the
 // test's environment.
-func execPlugkit(args, env []string) *exec.Cmd {
-	cmd := exec.Command(plugkitBin, args...)
+func execPlugkit(t testing.TB, args, env []string) *exec.Cmd {
+	cmd := exec.Command(plugkitBin(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }
