@@ -16,7 +16,9 @@ type UpdateOptions struct {
 	// DryRun computes the changes and writes nothing (and needs no
 	// consent).
 	DryRun bool
-	// Report reports each update from a Backplane registry to it.
+	// Report reports each named plugin from a Backplane registry to it
+	// once committed ("updated", or "installed" when it was up to date);
+	// a failed report is in its Change, as for Install.
 	Report bool
 }
 
