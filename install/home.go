@@ -114,9 +114,15 @@ func (h *Home) dataSourcePath(name string) string {
 
 func (h *Home) path(name string) string { return filepath.Join(h.dir, name) }
 
+// readBounded reads the lock file, or the journal that goes with it,
+// within MaxLockBytes.
+func (h *Home) readBounded(name string) ([]byte, error) {
+	return boundedfile.Read(name, h.opts.Limits.MaxLockBytes, "MaxLockBytes")
+}
+
 // ReadLock reads plugkit.lock; a home without one has an empty lock.
 func (h *Home) ReadLock() (*Lock, error) {
-	b, err := boundedfile.Read(h.LockPath(), h.opts.Limits.MaxLockBytes, "MaxLockBytes")
+	b, err := h.readBounded(h.LockPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: LockVersion, Plugins: []Entry{}}, nil
 	}

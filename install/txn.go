@@ -175,7 +175,8 @@ func (w *writer) newTmpDir(prefix string) (string, error) {
 // its leftovers. It runs under the writer lock, before anything else.
 func (w *writer) recover() error {
 	h := w.h
-	b, err := os.ReadFile(h.path(journalFile))
+	// A journal is smaller than the lock it goes with.
+	b, err := h.readBounded(h.path(journalFile))
 	switch {
 	case err == nil:
 		if err := w.replay(b); err != nil {
@@ -214,7 +215,7 @@ func (w *writer) replay(b []byte) error {
 		// Written atomically, so never half: not ours. Nothing to finish.
 		return nil
 	}
-	cur, err := os.ReadFile(w.h.LockPath())
+	cur, err := w.h.readBounded(w.h.LockPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
