@@ -186,7 +186,9 @@ func (w *writer) recover() error {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return err
+		// Larger than any journal plugkit writes: not ours, and not
+		// something to delete unseen.
+		return fmt.Errorf("reading the journal of an interrupted change (move it away if plugkit did not write it): %w", err)
 	}
 	if err := removeTree(h.path(tmpDir)); err != nil {
 		return err
