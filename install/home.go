@@ -173,10 +173,15 @@ func (h *Home) Get(name string) (*Installed, error) {
 	}
 	e := l.Find(name)
 	if e == nil {
-		return nil, fmt.Errorf("%q: %w in %s", name, ErrNotInstalled, h.dir)
+		return nil, h.notInstalled(name)
 	}
 	in := h.installed(*e)
 	return &in, nil
+}
+
+// notInstalled is the error about a name the lock does not list.
+func (h *Home) notInstalled(name string) error {
+	return fmt.Errorf("%q: %w in %s", name, ErrNotInstalled, h.dir)
 }
 
 func (h *Home) installed(e Entry) Installed {
