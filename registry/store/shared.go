@@ -73,3 +73,42 @@ func (b *PageBuilder) Plugins() []distribution.CatalogPlugin {
 	}
 	return b.plugins
 }
+
+// AddPlugins adds the plugins of rows of the columns id, name,
+// description, in their order.
+func (b *PageBuilder) AddPlugins(rows Rows) error {
+	for rows.Next() {
+		var id, name, description string
+		if err := rows.Scan(&id, &name, &description); err != nil {
+			return err
+		}
+		b.AddPlugin(id, name, description)
+	}
+	return rows.Err()
+}
+
+// AddReleases adds the releases of rows of ScanRelease's columns, in
+// their order.
+func (b *PageBuilder) AddReleases(rows Rows) error {
+	for rows.Next() {
+		rel, err := ScanRelease(rows)
+		if err != nil {
+			return err
+		}
+		b.AddRelease(rel)
+	}
+	return rows.Err()
+}
+
+// AddChannels adds the channels of rows of the columns plugin_id, name,
+// release_id.
+func (b *PageBuilder) AddChannels(rows Rows) error {
+	for rows.Next() {
+		var plugin, channel, release string
+		if err := rows.Scan(&plugin, &channel, &release); err != nil {
+			return err
+		}
+		b.AddChannel(plugin, channel, release)
+	}
+	return rows.Err()
+}
