@@ -76,55 +76,45 @@ func kindError(v jsontree.Node, want string) error {
 	return fmt.Errorf("%s where %s belongs", v.Kind(), want)
 }
 
-// The scalar setters leave the field alone for null, as encoding/json
-// does.
-
-func setString(v jsontree.Node, dst *string) error {
+// setScalar sets *dst from v, a value of kind k converted by conv; null
+// leaves *dst alone, as encoding/json does.
+func setScalar[T any](v jsontree.Node, k jsontree.Kind, want string, dst *T, conv func(jsontree.Node) (T, error)) error {
 	switch v.Kind() {
-	case jsontree.String:
-		*dst = v.Str()
+	case k:
+		x, err := conv(v)
+		if err != nil {
+			return err
+		}
+		*dst = x
 	case jsontree.Null:
 	default:
-		return kindError(v, "a string")
+		return kindError(v, want)
 	}
 	return nil
+}
+
+func setString(v jsontree.Node, dst *string) error {
+	return setScalar(v, jsontree.String, "a string", dst, func(v jsontree.Node) (string, error) { return v.Str(), nil })
 }
 
 func setBool(v jsontree.Node, dst *bool) error {
-	switch v.Kind() {
-	case jsontree.Bool:
-		*dst = v.Bool()
-	case jsontree.Null:
-	default:
-		return kindError(v, "a boolean")
-	}
-	return nil
+	return setScalar(v, jsontree.Bool, "a boolean", dst, func(v jsontree.Node) (bool, error) { return v.Bool(), nil })
 }
 
 func setInt(v jsontree.Node, dst *int64) error {
-	switch v.Kind() {
-	case jsontree.Number:
+	return setScalar(v, jsontree.Number, "a number", dst, func(v jsontree.Node) (int64, error) {
 		n, err := strconv.ParseInt(v.Str(), 10, 64)
 		if err != nil {
-			return fmt.Errorf("%s is not a 64-bit integer", v.Raw())
+			return 0, fmt.Errorf("%s is not a 64-bit integer", v.Raw())
 		}
-		*dst = n
-	case jsontree.Null:
-	default:
-		return kindError(v, "a number")
-	}
-	return nil
+		return n, nil
+	})
 }
 
 func setTime(v jsontree.Node, dst *time.Time) error {
-	switch v.Kind() {
-	case jsontree.String:
-		return dst.UnmarshalText([]byte(v.Str()))
-	case jsontree.Null:
-	default:
-		return kindError(v, "an RFC 3339 time")
-	}
-	return nil
+	return setScalar(v, jsontree.String, "an RFC 3339 time", dst, func(v jsontree.Node) (t time.Time, err error) {
+		return t, t.UnmarshalText([]byte(v.Str()))
+	})
 }
 
 // setArray decodes the elements of an array, each by decode into a new

@@ -76,16 +76,7 @@ func (b *PageBuilder) Plugins() []distribution.CatalogPlugin {
 
 // AddPlugins adds the plugins of rows of the columns id, name,
 // description, in their order.
-func (b *PageBuilder) AddPlugins(rows Rows) error {
-	for rows.Next() {
-		var id, name, description string
-		if err := rows.Scan(&id, &name, &description); err != nil {
-			return err
-		}
-		b.AddPlugin(id, name, description)
-	}
-	return rows.Err()
-}
+func (b *PageBuilder) AddPlugins(rows Rows) error { return eachOfThree(rows, b.AddPlugin) }
 
 // AddReleases adds the releases of rows of ScanRelease's columns, in
 // their order.
@@ -102,13 +93,16 @@ func (b *PageBuilder) AddReleases(rows Rows) error {
 
 // AddChannels adds the channels of rows of the columns plugin_id, name,
 // release_id.
-func (b *PageBuilder) AddChannels(rows Rows) error {
+func (b *PageBuilder) AddChannels(rows Rows) error { return eachOfThree(rows, b.AddChannel) }
+
+// eachOfThree hands each row of three text columns to f.
+func eachOfThree(rows Rows, f func(a, b, c string)) error {
 	for rows.Next() {
-		var plugin, channel, release string
-		if err := rows.Scan(&plugin, &channel, &release); err != nil {
+		var a, b, c string
+		if err := rows.Scan(&a, &b, &c); err != nil {
 			return err
 		}
-		b.AddChannel(plugin, channel, release)
+		f(a, b, c)
 	}
 	return rows.Err()
 }
