@@ -1,6 +1,7 @@
 package distribution
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,5 +139,22 @@ func BenchmarkCatalogDecode(b *testing.B) {
 		if err := decodeResponse(page, &c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestClientRefusesAmbiguousPages: a catalog page the one-pass decoder
+// refuses is ErrInvalidResponse from Client.Catalog.
+func TestClientRefusesAmbiguousPages(t *testing.T) {
+	for _, page := range []string{
+		`{"plugins":[],"plugins":[{"id":"evil"}]}`,
+		`{"plugins":[{"id":"a","releases":[{"id":"a@1","id":"a@2"}]}]}`,
+		`{"plugins":[{"id":"a","releases":{}}]}`,
+	} {
+		ts, _ := pagedServer(t, func(string) string { return page })
+		_, err := (&Client{BaseURL: ts.URL}).Catalog(context.Background())
+		if !errors.Is(err, ErrInvalidResponse) {
+			t.Errorf("%s: got %v, want ErrInvalidResponse", page, err)
+		}
+		ts.Close()
 	}
 }
