@@ -332,6 +332,7 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 		t.Fatalf("token list:\n%s", list)
 	}
 	serveToken(t, r, "revoke", tok.ID)
+	revoked := time.Now()
 	for _, url := range []string{r.a.url, r.b.url} {
 		eventually(t, "revoked token refused on "+url, func() error {
 			_, err := client(url, tok.Token).Publish(ctx, pluginArchive(t, "by-db-token", "2.0.0", nil), "")
@@ -340,6 +341,11 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 			}
 			return nil
 		})
+	}
+	// The bound: revocation takes effect on every replica within
+	// a second (the notification takes milliseconds).
+	if d := time.Since(revoked); d > time.Second {
+		t.Errorf("the revoked token was refused everywhere only after %v", d)
 	}
 	for _, p := range []*serverProc{r.a, r.b} {
 		if strings.Contains(p.stderr.String(), tok.Token) {
