@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/plugkit/plugkit/archive"
 )
@@ -45,15 +47,14 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 		return nil, err
 	}
 	layout.rw.AutoSaveIndex = false // the tar gets its own index.json
-	var copied []*Copied
+	copied, err := copyAll(ctx, items, layout, opts)
+	if err != nil {
+		return nil, err
+	}
 	var entries []ocispec.Descriptor
 	seen := map[string]bool{}
-	for _, it := range items {
-		c, err := Copy(ctx, it.Source, it.Selector, layout, "", opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", it.Selector, err)
-		}
-		copied = append(copied, c)
+	for i, it := range items {
+		c := copied[i]
 		d := indexEntry(c.Plugin.Descriptor)
 		if it.Name != "" {
 			d.Annotations = map[string]string{annotationRefName: it.Name}
@@ -72,6 +73,32 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 	}
 	if err := writeLayoutTar(w, filepath.Join(stage, "layout"), index); err != nil {
 		return nil, err
+	}
+	return copied, nil
+}
+
+// copyAll copies the items into dst, as many at once as there are CPUs:
+// checking each plugin (unpacking and loading it) is most of an export's
+// work. After a failure the error returned is that of the first item, in
+// the order given, among those that failed.
+func copyAll(ctx context.Context, items []ExportItem, dst Target, opts PullOptions) ([]*Copied, error) {
+	copied := make([]*Copied, len(items))
+	errs := make([]error, len(items))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, it := range items {
+		g.Go(func() error {
+			if copied[i], errs[i] = Copy(ctx, it.Source, it.Selector, dst, "", opts); errs[i] != nil {
+				errs[i] = fmt.Errorf("%s: %w", it.Selector, errs[i])
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return copied, nil
 }
