@@ -25,9 +25,12 @@ type fileRead struct {
 // those of a serial read.
 type readers struct {
 	max   Limits
-	queue chan *fileRead
+	queue chan []*fileRead
 	wg    sync.WaitGroup
 	reads []*fileRead // in walk order
+	// batch collects the files opened since the last one queued: handing
+	// each file over on its own woke a reader, and cost, per file.
+	batch []*fileRead
 	// total counts the bytes read in any order; once it passes
 	// MaxTotalBytes, or a read fails, stop is set and what is still queued
 	// is not read, so that memory stays within the limits.
@@ -43,16 +46,21 @@ var errStopped = errors.New("reading stopped")
 var errSkipped = errors.New("not read")
 
 func startReaders(limits Limits) *readers {
-	r := &readers{max: limits, queue: make(chan *fileRead, 64)}
+	r := &readers{max: limits, queue: make(chan []*fileRead, 16)}
 	for range max(1, runtime.GOMAXPROCS(0)-1) {
 		r.wg.Go(func() {
-			for fr := range r.queue {
-				r.read(fr)
+			for batch := range r.queue {
+				for _, fr := range batch {
+					r.read(fr)
+				}
 			}
 		})
 	}
 	return r
 }
+
+// readBatch is the number of files handed to a reader at once.
+const readBatch = 64
 
 func (r *readers) read(fr *fileRead) {
 	if r.stop.Load() {
@@ -74,7 +82,10 @@ func (r *readers) add(f openedFile, rel, pkg string) error {
 	}
 	fr := &fileRead{pkg: pkg, rel: rel, f: f}
 	r.reads = append(r.reads, fr)
-	r.queue <- fr
+	if r.batch = append(r.batch, fr); len(r.batch) == readBatch {
+		r.queue <- r.batch
+		r.batch = nil
+	}
 	return nil
 }
 
@@ -82,6 +93,9 @@ func (r *readers) add(f openedFile, rel, pkg string) error {
 // snapshot, in walk order, returning the first error in that order: a
 // file's, or walkErr, the walk's own, which came after every file queued.
 func (r *readers) finish(w *walker, walkErr error) error {
+	if r.batch != nil {
+		r.queue <- r.batch
+	}
 	close(r.queue)
 	r.wg.Wait()
 	var total int64
