@@ -93,7 +93,8 @@ func TestInstallReportWithoutToken(t *testing.T) {
 }
 
 // TestInstallReportAnonymous: a registry run with --anonymous-reports
-// takes the report without a token.
+// takes the report without a token. --report of a plugin that comes from
+// no registry warns that nothing was reported.
 func TestInstallReportAnonymous(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
 	db, blobs, err := registry.Open(t.TempDir())
@@ -118,6 +119,12 @@ func TestInstallReportAnonymous(t *testing.T) {
 	}
 	if list := installationsOf(t, ts.URL); len(list) != 1 || list[0].Status != "installed" {
 		t.Fatalf("installations: %+v", list)
+	}
+	// --report with nothing from a registry says so.
+	code, out, errOut = runCLI(t, "install", src, "--home", filepath.Join(t.TempDir(), "home"), "--yes", "--report")
+	if code != 0 || !strings.Contains(out, "installed hello 0.1.0") || strings.Contains(out, "report to the registry") ||
+		!strings.Contains(errOut, "warning: --report: no plugin here comes from a Backplane registry") {
+		t.Fatalf("install --report of a directory: %d\n%s\n%s", code, out, errOut)
 	}
 }
 
