@@ -23,7 +23,7 @@ func TestInstallReportWithoutToken(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
 	url := newRegistry(t)
 	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := plugkit(t, "publish", src, "--registry="+url, tokenFile(t, alicePub)); code != 0 {
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+url, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	home := filepath.Join(t.TempDir(), "home")
@@ -71,7 +71,7 @@ func TestInstallReportWithoutToken(t *testing.T) {
 
 	// update --report: a new release updates; its report fails without a
 	// token, warned about, exit 0.
-	if code, _, errOut := plugkit(t, "publish", writePlugin(t, map[string]string{"plugin.json": strings.Replace(helloManifest, "0.1.0", "0.2.0", 1)}),
+	if code, _, errOut := runCLI(t, "publish", writePlugin(t, map[string]string{"plugin.json": strings.Replace(helloManifest, "0.1.0", "0.2.0", 1)}),
 		"--registry="+url, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish 0.2.0: %s", errOut)
 	}
@@ -110,7 +110,7 @@ func TestInstallReportAnonymous(t *testing.T) {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := plugkit(t, "publish", src, "--registry="+ts.URL, tokenFile(t, alicePub)); code != 0 {
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+ts.URL, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	code, out, errOut := runCLI(t, "install", "hello", "--registry", ts.URL, "--home", filepath.Join(t.TempDir(), "home"), "--yes", "--report")
@@ -132,7 +132,7 @@ func TestInstallReportAnonymous(t *testing.T) {
 // token flag given, if any).
 func installationsOf(t *testing.T, url string, token ...string) []distribution.Installation {
 	t.Helper()
-	code, out, errOut := plugkit(t, append([]string{"installations", "--registry=" + url, "--json"}, token...)...)
+	code, out, errOut := runCLI(t, append([]string{"installations", "--registry=" + url, "--json"}, token...)...)
 	var doc distribution.Installations
 	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
 		t.Fatalf("installations: %d %v\n%s", code, err, errOut)
