@@ -47,7 +47,11 @@ refused or failed, 2 usage or I/O error.`,
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
 			res, err := h.Update(cmd.Context(), args, opts)
-			return hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun)
+			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun); err != nil || !opts.Report || opts.DryRun {
+				return err
+			}
+			hf.warnReports(cmd, res)
+			return nil
 		},
 	}
 	hf.register(cmd, true, true)
