@@ -97,7 +97,10 @@ conflict, invalid plugin, another writer busy), 2 usage or I/O error.`,
 				}
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
+			bar := startProgress(cmd, "install", int64(len(srcs)), false)
+			opts.Progress = bar.count
 			res, err := h.Install(cmd.Context(), srcs, opts)
+			bar.done()
 			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), false); err != nil || !opts.Report {
 				return err
 			}
