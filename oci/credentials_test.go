@@ -33,11 +33,7 @@ func TestCredentialsFromDockerConfig(t *testing.T) {
 
 	cfg := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, reg.Host, base64.StdEncoding.EncodeToString([]byte("alice:s3cret")))
 	os.WriteFile(filepath.Join(os.Getenv("DOCKER_CONFIG"), "config.json"), []byte(cfg), 0o600)
-	store, err := oci.DockerCredentials()
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, _ := oci.NewRepository(reg.Host+"/plugins/release-notes", oci.RemoteOptions{PlainHTTP: true, Credentials: store})
+	_, repo := dockerRepository(t, reg)
 	mustPush(t, repo, a, "1.2.0")
 	if p, err := oci.Pull(ctx, repo, "1.2.0", oci.PullOptions{}); err != nil || p.Descriptor.Digest != a.Descriptor.Digest {
 		t.Fatalf("pull with credentials: %v", err)
@@ -147,12 +143,8 @@ func TestCredentialsFromHelper(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", cfg)
 	config := fmt.Sprintf(`{"credHelpers":{%q:"plugkittest"}}`, reg.Host)
 	os.WriteFile(filepath.Join(cfg, "config.json"), []byte(config), 0o600)
-	store, err := oci.DockerCredentials()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := oci.RemoteOptions{PlainHTTP: true, Credentials: store}
-	repo, _ := oci.NewRepository(reg.Host+"/plugins/release-notes", opts)
+	opts, repo := dockerRepository(t, reg)
+	store := opts.Credentials
 	a := exampleArtifact(t)
 	if _, err := oci.Push(ctx, repo, a, "1.2.0"); err == nil {
 		t.Fatal("push before login succeeded")
@@ -173,7 +165,7 @@ func TestCredentialsFromHelper(t *testing.T) {
 	if b, err := os.ReadFile(helperFile); err != nil || !strings.Contains(string(b), `"Secret":"s3cret"`) {
 		t.Fatalf("the helper holds %s (%v)", b, err)
 	}
-	repo, _ = oci.NewRepository(reg.Host+"/plugins/release-notes", opts)
+	_, repo = dockerRepository(t, reg)
 	mustPush(t, repo, a, "1.2.0")
 	if err := oci.Logout(ctx, store, reg.Host); err != nil {
 		t.Fatal(err)
@@ -181,4 +173,20 @@ func TestCredentialsFromHelper(t *testing.T) {
 	if _, err := os.Stat(helperFile); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("logout left the helper's credential: %v", err)
 	}
+}
+
+// dockerRepository opens plugins/release-notes on reg over plain HTTP
+// with the credentials of the Docker config $DOCKER_CONFIG names.
+func dockerRepository(t *testing.T, reg *testservice.Registry) (oci.RemoteOptions, *oci.Repository) {
+	t.Helper()
+	store, err := oci.DockerCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := oci.RemoteOptions{PlainHTTP: true, Credentials: store}
+	repo, err := oci.NewRepository(reg.Host+"/plugins/release-notes", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts, repo
 }

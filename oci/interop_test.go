@@ -121,12 +121,8 @@ func TestInteropOrasLoginSharesCredentials(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", cfg)
 	env := "DOCKER_CONFIG=" + cfg
 	runWith(t, env, "s3cret\n", "oras", "login", "--plain-http", "-u", "alice", "--password-stdin", reg.Host)
-	store, err := oci.DockerCredentials()
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := oci.RemoteOptions{PlainHTTP: true, Credentials: store}
-	repo, _ := oci.NewRepository(reg.Host+"/plugins/release-notes", opts)
+	opts, repo := dockerRepository(t, reg)
+	store := opts.Credentials
 	a := exampleArtifact(t)
 	mustPush(t, repo, a, "1.2.0")
 
