@@ -391,9 +391,8 @@ func TestReadDirLimitsDeterministic(t *testing.T) {
 	}
 }
 
-// TestReadDirClosesEveryFile: files are opened by the walk and read on
-// other goroutines; whether the read completes, stops at a limit or the
-// walk does, every descriptor is closed when ReadDir returns.
+// TestReadDirClosesEveryFile: whether the read completes or stops at a
+// limit, every descriptor is closed when ReadDir returns.
 func TestReadDirClosesEveryFile(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("counts descriptors in /proc/self/fd, which only Linux has")
