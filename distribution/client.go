@@ -77,7 +77,7 @@ func (c *Client) Catalog(ctx context.Context) (*Catalog, error) {
 	var all *Catalog
 	err := c.listAll(ctx, "/catalog", url.Values{}, func(b []byte) (string, int, error) {
 		var page Catalog
-		if err := json.Unmarshal(b, &page); err != nil {
+		if err := decodeResponse(b, &page); err != nil {
 			return "", 0, err
 		}
 		if all == nil {
@@ -263,7 +263,7 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 	if err != nil || out == nil {
 		return err
 	}
-	if err := json.Unmarshal(b, out); err != nil {
+	if err := decodeResponse(b, out); err != nil {
 		return fmt.Errorf("%w: %s %s: %v", ErrInvalidResponse, method, path, err)
 	}
 	return nil

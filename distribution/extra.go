@@ -38,31 +38,6 @@ func keysOf(t reflect.Type) map[string]bool {
 	return keys
 }
 
-// decodeKeeping decodes b into v, a pointer to a struct type without JSON
-// methods of its own, and returns the members no field of v names (nil
-// when there are none). Member names match fields exactly, as the server
-// writes them.
-func decodeKeeping(b []byte, v any) (Extra, error) {
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, err
-	}
-	known := keysOf(reflect.TypeOf(v).Elem())
-	var extra Extra
-	for k, m := range all {
-		if !known[k] {
-			if extra == nil {
-				extra = Extra{}
-			}
-			extra[k] = m
-		}
-	}
-	return extra, nil
-}
-
 // encodeWith encodes v, a struct without JSON methods of its own, and
 // appends the extra members that no field of v names, sorted by name.
 func encodeWith(v any, extra Extra) ([]byte, error) {
@@ -102,21 +77,10 @@ func encodeWith(v any, extra Extra) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// unmarshalKeeping decodes b into a twin type F without JSON methods and
-// hands it with its unknown members to set.
-func unmarshalKeeping[F any](b []byte, set func(F, Extra)) error {
-	var f F
-	extra, err := decodeKeeping(b, &f)
-	if err != nil {
-		return err
-	}
-	set(f, extra)
-	return nil
-}
-
-// The types that keep unknown members. Each method decodes into or encodes
-// from a twin type without the methods, so that encoding/json does the
-// field work.
+// The types that keep unknown members. MarshalJSON encodes from a twin
+// type without the methods, so that encoding/json does the field work;
+// UnmarshalJSON parses once and fills the whole value from the tree (see
+// decode.go).
 type (
 	releaseFields       Release
 	catalogPluginFields CatalogPlugin
@@ -124,18 +88,14 @@ type (
 )
 
 // UnmarshalJSON decodes a Release and keeps unknown members in Extra.
-func (r *Release) UnmarshalJSON(b []byte) error {
-	return unmarshalKeeping(b, func(f releaseFields, e Extra) { *r = Release(f); r.Extra = e })
-}
+func (r *Release) UnmarshalJSON(b []byte) error { return decodeTree(b, r.decode) }
 
 // MarshalJSON encodes a Release with the members of Extra.
 func (r Release) MarshalJSON() ([]byte, error) { return encodeWith(releaseFields(r), r.Extra) }
 
 // UnmarshalJSON decodes a CatalogPlugin and keeps unknown members in
 // Extra.
-func (p *CatalogPlugin) UnmarshalJSON(b []byte) error {
-	return unmarshalKeeping(b, func(f catalogPluginFields, e Extra) { *p = CatalogPlugin(f); p.Extra = e })
-}
+func (p *CatalogPlugin) UnmarshalJSON(b []byte) error { return decodeTree(b, p.decode) }
 
 // MarshalJSON encodes a CatalogPlugin with the members of Extra.
 func (p CatalogPlugin) MarshalJSON() ([]byte, error) {
@@ -144,9 +104,7 @@ func (p CatalogPlugin) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a Catalog page and keeps unknown members in
 // Extra.
-func (c *Catalog) UnmarshalJSON(b []byte) error {
-	return unmarshalKeeping(b, func(f catalogFields, e Extra) { *c = Catalog(f); c.Extra = e })
-}
+func (c *Catalog) UnmarshalJSON(b []byte) error { return decodeTree(b, c.decode) }
 
 // MarshalJSON encodes a Catalog with the members of Extra.
 func (c Catalog) MarshalJSON() ([]byte, error) { return encodeWith(catalogFields(c), c.Extra) }

@@ -61,8 +61,13 @@ type Change struct {
 	// run (otherwise a refusal is the operation's error).
 	Refused string `json:"refused,omitempty"`
 	// Report is the outcome of reporting the installation to its
-	// registry, when asked: "reported" or the error.
+	// registry, when asked: ReportSent, or "failed: " and why. The
+	// installation stands either way.
 	Report string `json:"report,omitempty"`
+	// ReportErr is the error of a report that failed, for errors.As: a
+	// *distribution.StatusError when the registry refused it (401 when it
+	// takes reports only with a token).
+	ReportErr error `json:"-"`
 }
 
 // Result is what an operation did, plugin by plugin.

@@ -6,10 +6,9 @@ package install
 // two installing processes at once, and consent typed on a real terminal.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,37 +21,28 @@ import (
 )
 
 // serve starts `plugkit serve` on a free port of 127.0.0.1 with a
-// publisher and a reader token, and returns its URL.
+// publisher and a reader token, and returns its URL (the one it prints
+// once listening).
 func serve(t *testing.T, bin string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS="+publishToken, "PLUGKIT_READ_TOKENS="+readToken)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case s := <-line:
-		url, ok := strings.CutPrefix(strings.TrimSpace(s), "plugkit serve: listening on ")
-		if !ok {
-			t.Fatalf("serve printed %q", s)
+	const listening = "plugkit serve: listening on "
+	var url string
+	testservice.Start(t, cmd, 30*time.Second, func() error {
+		// Start logs the service's output to the file it gave as stdout.
+		b, err := os.ReadFile(cmd.Stdout.(*os.File).Name())
+		if err != nil {
+			return err
 		}
-		return url
-	case <-time.After(30 * time.Second):
-		t.Fatal("plugkit serve did not start")
-	}
-	return ""
+		_, rest, ok := strings.Cut(string(b), listening)
+		if i := strings.IndexByte(rest, '\n'); ok && i >= 0 {
+			url = rest[:i]
+			return nil
+		}
+		return errors.New("not listening yet")
+	})
+	return url
 }
 
 // cli runs the binary with the reader token in the environment and

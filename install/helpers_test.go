@@ -6,10 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/archive"
-	"github.com/plugkit/plugkit/distribution"
-	"github.com/plugkit/plugkit/registry"
-	"github.com/plugkit/plugkit/snapshot"
 	"io"
 	"io/fs"
 	"net/http/httptest"
@@ -20,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/testtree"
+	"github.com/plugkit/plugkit/registry"
+	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 )
 

@@ -114,9 +114,15 @@ func (h *Home) dataSourcePath(name string) string {
 
 func (h *Home) path(name string) string { return filepath.Join(h.dir, name) }
 
+// readBounded reads the lock file, or the journal that goes with it,
+// within MaxLockBytes.
+func (h *Home) readBounded(name string) ([]byte, error) {
+	return boundedfile.Read(name, h.opts.Limits.MaxLockBytes, "MaxLockBytes")
+}
+
 // ReadLock reads plugkit.lock; a home without one has an empty lock.
 func (h *Home) ReadLock() (*Lock, error) {
-	b, err := boundedfile.Read(h.LockPath(), h.opts.Limits.MaxLockBytes, "MaxLockBytes")
+	b, err := h.readBounded(h.LockPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Lock{Version: LockVersion, Plugins: []Entry{}}, nil
 	}
@@ -167,10 +173,15 @@ func (h *Home) Get(name string) (*Installed, error) {
 	}
 	e := l.Find(name)
 	if e == nil {
-		return nil, fmt.Errorf("%q: %w in %s", name, ErrNotInstalled, h.dir)
+		return nil, h.notInstalled(name)
 	}
 	in := h.installed(*e)
 	return &in, nil
+}
+
+// notInstalled is the error about a name the lock does not list.
+func (h *Home) notInstalled(name string) error {
+	return fmt.Errorf("%q: %w in %s", name, ErrNotInstalled, h.dir)
 }
 
 func (h *Home) installed(e Entry) Installed {

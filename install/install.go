@@ -20,8 +20,11 @@ type InstallOptions struct {
 	// KeepData keeps a data directory that another origin created;
 	// otherwise the plugin starts with an empty one.
 	KeepData bool
-	// Report reports each installation from a Backplane registry to it
-	// (POST /installations) once committed.
+	// Report reports each plugin from a Backplane registry to it (POST
+	// /installations) once committed, even one already installed at that
+	// release, so that running the install again sends a report that
+	// failed. A failed report is in its Change (Report, ReportErr), not
+	// Install's error: the installation stands.
 	Report bool
 	// Policy, when set, becomes the home's trust policy (stored as
 	// HOME/policy.json): the plugins installed and those already installed

@@ -270,7 +270,8 @@ func TestInstallRefusals(t *testing.T) {
 
 // TestInstallArchive: an archive's identity is the sha256 of its bytes;
 // its archive digest is what plugkit pack gives for the tree, which
-// differs when the archive was compressed otherwise.
+// differs when the archive was compressed otherwise. The tree and its
+// .files list are read-only.
 func TestInstallArchive(t *testing.T) {
 	dir := t.TempDir()
 	packed := kvV1().pack(t)
@@ -298,6 +299,9 @@ func TestInstallArchive(t *testing.T) {
 	}
 	if fi, _ := os.Stat(in.Path); fi.Mode().Perm() != 0o555 {
 		t.Fatalf("tree mode %v", fi.Mode())
+	}
+	if fi, err := os.Stat(in.Path + ".files"); err != nil || fi.Mode().Perm() != 0o444 {
+		t.Fatalf("file list: %v %v", fi, err)
 	}
 	if err := h.Verify(in); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/internal/jsontree"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 const (
@@ -146,7 +147,8 @@ func TestLockRefusals(t *testing.T) {
 }
 
 // TestReadLockRefusesHostileLock: a home whose lock names a plugin "..",
-// or is too large, is not used: no writer starts, nothing is removed.
+// or whose lock or journal is too large, is not used: no writer starts,
+// nothing is removed.
 func TestReadLockRefusesHostileLock(t *testing.T) {
 	dir := t.TempDir()
 	h := openHome(t, dir)
@@ -165,6 +167,18 @@ func TestReadLockRefusesHostileLock(t *testing.T) {
 	h2, _ := Open(dir, Options{Limits: Limits{MaxLockBytes: 10}})
 	if _, err := h2.List(); err == nil || !strings.Contains(err.Error(), "MaxLockBytes") {
 		t.Fatalf("over the limit: %v", err)
+	}
+	// A journal is read within the same limit: no writer starts, and the
+	// journal stays for a person to look at.
+	writeFile(t, h.LockPath(), string(sampleLock().Encode()))
+	writeFile(t, filepath.Join(dir, journalFile), strings.Repeat(" ", 1<<20))
+	h3, _ := Open(dir, Options{Limits: Limits{MaxLockBytes: 64 << 10}})
+	_, err = h3.Remove(t.Context(), []string{"kv"}, RemoveOptions{})
+	if !errors.Is(err, snapshot.ErrLimit) || !strings.Contains(err.Error(), "MaxLockBytes") {
+		t.Fatalf("journal over the limit: %v", err)
+	}
+	if l, err := h3.List(); err != nil || len(l) != 3 {
+		t.Fatalf("after a refused writer: %v %v", l, err)
 	}
 }
 

@@ -117,18 +117,14 @@ func ociRepository(ref string) string {
 	return ref
 }
 
-// String is the source as a person reads it.
+// String is the source as package source writes it: a path, an OCI
+// reference, or "URL#PLUGIN@channel:C" ("@release:R") for a Backplane
+// release.
 func (s Source) String() string {
 	switch s.Kind {
-	case KindRegistry:
-		sel := "channel " + s.Channel
-		if s.Release != "" {
-			sel = "release " + s.Release
-		}
-		return s.Plugin + " from " + s.Registry + " (" + sel + ")"
 	case KindOCI:
 		return s.Reference
-	case KindOCILayout:
+	case KindOCILayout, KindRegistry:
 		return s.parsed().String()
 	}
 	return s.Path

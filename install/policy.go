@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -132,14 +131,6 @@ func (h *Home) admitFetched(ctx context.Context, policy *trust.Policy, f *fetche
 // from its source.
 func (h *Home) admitEntry(ctx context.Context, policy *trust.Policy, e *Entry) (*Trust, error) {
 	return h.admit(ctx, policy, e.Name, e.Source, e.Identity, nil, nil)
-}
-
-// writePolicy stores a new policy as HOME/policy.json.
-func (h *Home) writePolicy(b []byte) error {
-	if err := os.MkdirAll(h.dir, 0o755); err != nil {
-		return err
-	}
-	return writeFileAtomic(h.path(PolicyFile), b, 0o644)
 }
 
 // appliedPolicy is the trust policy an operation applies, and what that

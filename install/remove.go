@@ -3,7 +3,6 @@ package install
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 )
@@ -30,17 +29,12 @@ func (h *Home) Remove(ctx context.Context, names []string, opts RemoveOptions) (
 	next := w.lock.clone()
 	res := &Result{}
 	var steps []dataStep
-	seen := map[string]bool{}
-	for _, name := range names {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
+	for _, name := range distinct(names) {
 		e := w.lock.Find(name)
 		_, statErr := os.Lstat(h.DataDir(name))
 		hasData := !errors.Is(statErr, fs.ErrNotExist)
 		if e == nil && !(opts.Purge && hasData) {
-			return nil, fmt.Errorf("%q: %w in %s", name, ErrNotInstalled, h.dir)
+			return nil, h.notInstalled(name)
 		}
 		c := &Change{Name: name, Action: ActionRemove, Old: e, DataPurged: opts.Purge && hasData}
 		if e == nil {

@@ -8,13 +8,25 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-// reportAll reports each committed installation from a Backplane registry
-// to that registry (POST /installations). The installation is done by
-// then: a failed report is recorded in the change, not returned.
+// ReportSent is Change.Report when the registry took the report; a
+// report that failed is "failed: " and why.
+const ReportSent = "reported"
+
+const reportFailed = "failed: "
+
+// reportAll reports each installation from a Backplane registry to that
+// registry (POST /installations), after the commit: the installation is
+// done by then, so a failed report is recorded in its change
+// (Report, ReportErr), never returned, and never undoes anything.
+//
+// A plugin the operation left as it was is reported too, as "installed"
+// at its release: running the same install or update again, with a
+// token, is how a report that failed is sent. Reports are idempotent:
+// each names the home and the plugin, and the registry keeps the latest.
 func (h *Home) reportAll(ctx context.Context, changes []*Change, fetched []*fetched) {
 	for i, c := range changes {
 		f := fetched[i]
-		if c.Action == ActionNone || c.New.Source.Kind != KindRegistry || f.release == nil {
+		if c.New == nil || c.New.Source.Kind != KindRegistry || f.release == nil {
 			continue
 		}
 		status := "installed"
@@ -35,9 +47,9 @@ func (h *Home) reportAll(ctx context.Context, changes []*Change, fetched []*fetc
 			Status:         status,
 			Host:           host,
 		}
-		c.Report = "reported"
-		if err := cl.Request(ctx, http.MethodPost, "/installations", in, nil); err != nil {
-			c.Report = err.Error()
+		c.Report, c.ReportErr = ReportSent, cl.Request(ctx, http.MethodPost, "/installations", in, nil)
+		if c.ReportErr != nil {
+			c.Report = reportFailed + c.ReportErr.Error()
 		}
 	}
 }

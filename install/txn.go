@@ -175,7 +175,8 @@ func (w *writer) newTmpDir(prefix string) (string, error) {
 // its leftovers. It runs under the writer lock, before anything else.
 func (w *writer) recover() error {
 	h := w.h
-	b, err := os.ReadFile(h.path(journalFile))
+	// A journal is smaller than the lock it goes with.
+	b, err := h.readBounded(h.path(journalFile))
 	switch {
 	case err == nil:
 		if err := w.replay(b); err != nil {
@@ -185,7 +186,9 @@ func (w *writer) recover() error {
 			return err
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return err
+		// Larger than any journal plugkit writes: not ours, and not
+		// something to delete unseen.
+		return fmt.Errorf("reading the journal of an interrupted change (move it away if plugkit did not write it): %w", err)
 	}
 	if err := removeTree(h.path(tmpDir)); err != nil {
 		return err
@@ -214,7 +217,7 @@ func (w *writer) replay(b []byte) error {
 		// Written atomically, so never half: not ours. Nothing to finish.
 		return nil
 	}
-	cur, err := os.ReadFile(w.h.LockPath())
+	cur, err := w.h.readBounded(w.h.LockPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

@@ -16,7 +16,9 @@ type UpdateOptions struct {
 	// DryRun computes the changes and writes nothing (and needs no
 	// consent).
 	DryRun bool
-	// Report reports each update from a Backplane registry to it.
+	// Report reports each named plugin from a Backplane registry to it
+	// once committed ("updated", or "installed" when it was up to date);
+	// a failed report is in its Change, as for Install.
 	Report bool
 }
 
@@ -110,17 +112,25 @@ func (s *state) entries(names []string) ([]*Entry, error) {
 		return out, nil
 	}
 	var out []*Entry
-	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
+	for _, n := range distinct(names) {
 		e := s.lock.Find(n)
 		if e == nil {
-			return nil, fmt.Errorf("%q: %w in %s", n, ErrNotInstalled, s.h.dir)
+			return nil, s.h.notInstalled(n)
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// distinct returns names in their order, each once.
+func distinct(names []string) []string {
+	out := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

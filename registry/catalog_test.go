@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -107,6 +108,45 @@ func TestCatalogManyPlugins(t *testing.T) {
 	page, err = c.CatalogPage(ctx, page.NextCursor)
 	if err != nil || page.Plugins[0].ID != fmt.Sprintf("plugin-%04d", DefaultPageLimit) {
 		t.Fatalf("second page: %v", err)
+	}
+}
+
+// TestClientLimitsFitServerPages is the last point of item 6 of issue 8:
+// client and server limits must agree. A page stays within the page budget,
+// half the client's default response limit, unless its one entry is larger
+// (TestCatalogPageBudget); so the largest entry the default quotas allow
+// (1,000 releases and 32 channels, every name and description at its
+// bound, the description in the character JSON doubles) must fit that
+// limit too.
+func TestClientLimitsFitServerPages(t *testing.T) {
+	if 2*DefaultCatalogPageBytes > distribution.DefaultMaxResponseBytes {
+		t.Fatalf("a %d-byte page does not fit twice in the client's %d-byte limit", DefaultCatalogPageBytes, distribution.DefaultMaxResponseBytes)
+	}
+	id := strings.Repeat("p", distribution.MaxPluginIDLen)
+	desc := strings.Repeat(`"`, DefaultMaxDescriptionBytes)
+	p := distribution.CatalogPlugin{ID: id, Name: id, Description: desc, Channels: map[string]string{}}
+	for i := range DefaultMaxReleasesPerPlugin {
+		version := fmt.Sprintf("%d.0.0-", i)
+		version += strings.Repeat("x", distribution.MaxVersionLen-len(version))
+		r := storetest.NewRelease(store.Actor{}, id, version, storetest.Digest(i), "").Release
+		r.Description = desc
+		p.Releases = append(p.Releases, r)
+		p.Channels[fmt.Sprintf("c%0*d", distribution.MaxChannelLen-1, i%DefaultMaxChannelsPerPlugin)] = r.ID
+	}
+	rec := httptest.NewRecorder()
+	err := writePage(rec, "plugins", []distribution.CatalogPlugin{p}, DefaultPageLimit, DefaultCatalogPageBytes,
+		func(p distribution.CatalogPlugin) string { return p.ID })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the largest entry is a %d-byte page", rec.Body.Len())
+	if rec.Body.Len() > distribution.DefaultMaxResponseBytes {
+		t.Fatalf("the largest entry is %d bytes, over the client's %d-byte limit", rec.Body.Len(), distribution.DefaultMaxResponseBytes)
+	}
+	var page distribution.Catalog
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || len(page.Plugins) != 1 ||
+		len(page.Plugins[0].Releases) != DefaultMaxReleasesPerPlugin || len(page.Plugins[0].Channels) != DefaultMaxChannelsPerPlugin {
+		t.Fatalf("the page does not decode to the entry: %v", err)
 	}
 }
 

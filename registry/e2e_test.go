@@ -25,28 +25,15 @@ import (
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/internal/testbin"
 )
 
-// plugkitBin is the plugkit binary TestMain builds once.
-var plugkitBin string
+// TestMain removes the plugkit binary the tests built once they are done.
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "plugkit-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	plugkitBin = filepath.Join(dir, "plugkit")
-	build := exec.Command("go", "build", "-o", plugkitBin, "github.com/plugkit/plugkit/cmd/plugkit")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building plugkit:", err)
-		os.RemoveAll(dir)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// plugkitBin is the plugkit binary, built once for all the tests.
+func plugkitBin(t testing.TB) string {
+	return testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
 }
 
 // serverProc is a running `plugkit serve`.
@@ -87,7 +74,7 @@ func startServeEnv(t *testing.T, data string, env []string, args ...string) *ser
 	if data != "" {
 		args = append([]string{"--data", data}, args...)
 	}
-	cmd := exec.Command(plugkitBin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(plugkitBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS=", "PLUGKIT_READ_TOKENS=", "PLUGKIT_ADMIN_TOKENS=")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.StdoutPipe()
@@ -129,7 +116,7 @@ func startServeEnv(t *testing.T, data string, env []string, args ...string) *ser
 // exit code.
 func plugkit(t *testing.T, token string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(plugkitBin, args...)
+	cmd := exec.Command(plugkitBin(t), args...)
 	cmd.Env = append(os.Environ(), "PLUGKIT_TOKEN="+token)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -332,6 +332,7 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 		t.Fatalf("token list:\n%s", list)
 	}
 	serveToken(t, r, "revoke", tok.ID)
+	revoked := time.Now()
 	for _, url := range []string{r.a.url, r.b.url} {
 		eventually(t, "revoked token refused on "+url, func() error {
 			_, err := client(url, tok.Token).Publish(ctx, pluginArchive(t, "by-db-token", "2.0.0", nil), "")
@@ -340,6 +341,11 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 			}
 			return nil
 		})
+	}
+	// The bound: revocation takes effect on every replica within
+	// a second (the notification takes milliseconds).
+	if d := time.Since(revoked); d > time.Second {
+		t.Errorf("the revoked token was refused everywhere only after %v", d)
 	}
 	for _, p := range []*serverProc{r.a, r.b} {
 		if strings.Contains(p.stderr.String(), tok.Token) {
@@ -351,7 +357,7 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 // serveToken runs plugkit serve token on the replicas' storage.
 func serveToken(t *testing.T, r *replicaSet, args ...string) string {
 	t.Helper()
-	cmd := execPlugkit(append(append([]string{"serve", "token"}, args...), r.storage...), r.env)
+	cmd := execPlugkit(t, append(append([]string{"serve", "token"}, args...), r.storage...), r.env)
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -365,8 +371,8 @@ func serveToken(t *testing.T, r *replicaSet, args ...string) string {
 
 // execPlugkit is the plugkit binary with args and env added to the
 // test's environment.
-func execPlugkit(args, env []string) *exec.Cmd {
-	cmd := exec.Command(plugkitBin, args...)
+func execPlugkit(t testing.TB, args, env []string) *exec.Cmd {
+	cmd := exec.Command(plugkitBin(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
 }

@@ -51,7 +51,9 @@ func WriteDir(dir string, s *Snapshot) (err error) {
 		return err
 	}
 	dir = filepath.Clean(dir)
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+	prefix := "." + filepath.Base(dir) + ".tmp-"
+	defer func() { err = aboutDir(err, dir, filepath.Join(filepath.Dir(dir), prefix)) }()
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), prefix+"*")
 	if err != nil {
 		return err
 	}
@@ -75,6 +77,25 @@ func WriteDir(dir string, s *Snapshot) (err error) {
 		return err
 	}
 	return syncDir(filepath.Dir(dir))
+}
+
+// aboutDir restates err, when it names the temporary sibling (tmp, then
+// its random suffix), as an error about dir: the user asked for dir and
+// has never heard of .dir.tmp-661274721.
+func aboutDir(err error, dir, tmp string) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	rest, ok := strings.CutPrefix(pe.Path, tmp)
+	if !ok {
+		return err
+	}
+	inner := ""
+	if i := strings.IndexByte(rest, filepath.Separator); i >= 0 {
+		inner = rest[i:]
+	}
+	return &fs.PathError{Op: pe.Op, Path: dir + inner, Err: pe.Err}
 }
 
 // FileMode is the mode WriteDir gives a file recorded with mode m: 0755

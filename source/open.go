@@ -197,17 +197,26 @@ func unpack(path string, b []byte, limits archive.Limits) (*snapshot.Snapshot, e
 	if err == nil {
 		return snap, nil
 	}
+	if !errors.Is(err, snapshot.ErrLimit) && (strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".md")) {
+		return nil, fmt.Errorf("%w: %s: %w (give the plugin's directory, not one of its files)", ErrArchive, path, err)
+	}
+	return nil, ArchiveFileError(path, err)
+}
+
+// ArchiveFileError words archive.Unpack's refusal of the archive file at
+// path for its user: it names the file, and an archive made by another
+// tool (tar czf writes GNU headers, modification times, owners) is told
+// what plugkit reads. A limit hit keeps its own error; any other refusal
+// also matches ErrArchive.
+func ArchiveFileError(path string, err error) error {
 	if errors.Is(err, snapshot.ErrLimit) {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	hint := ""
-	switch {
-	case strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".md"):
-		hint = " (give the plugin's directory, not one of its files)"
-	case strings.HasSuffix(path, ".tar.gz") || strings.HasSuffix(path, ".tgz"):
+	if strings.HasSuffix(path, ".tar.gz") || strings.HasSuffix(path, ".tgz") {
 		hint = " (plugkit reads the deterministic archives that `plugkit pack` writes)"
 	}
-	return nil, fmt.Errorf("%w: %s: %w%s", ErrArchive, path, err, hint)
+	return fmt.Errorf("%w: %s: %w%s", ErrArchive, path, err, hint)
 }
 
 func openRegistry(ctx context.Context, src Source, opts Options) (*Plugin, error) {

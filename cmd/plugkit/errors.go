@@ -42,6 +42,7 @@ const (
 	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
 	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
 	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
+	codeMismatch    = "release-mismatch"    // a registry answered another plugin or release than asked
 
 	// Codes of the verbs that change a plugin home (install, update,
 	// remove, sync) and check it.
@@ -154,6 +155,8 @@ func errorCode(err error, exit int) string {
 		return codeLimit
 	case errors.Is(err, distribution.ErrDigestMismatch), errors.Is(err, oci.ErrDescriptor):
 		return codeDigest
+	case errors.Is(err, distribution.ErrReleaseMismatch):
+		return codeMismatch
 	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
 		return codeNotPlugin
 	case errors.Is(err, oci.ErrAmbiguous):

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestJSONFailureCodes: every verb with --json, failing in each way it
@@ -126,4 +130,40 @@ func TestTerminalSafeText(t *testing.T) {
 
 func jsonEscape(s string) string {
 	return strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`).Replace(s)
+}
+
+// TestEveryJSONVerbPrintsOneDocumentOnFailure: every command with --json,
+// now or added later, given arguments it cannot use (paths that do not
+// exist, too many of them), fails with exactly one JSON document on stdout.
+// (Issue 14, item 9.)
+func TestEveryJSONVerbPrintsOneDocumentOnFailure(t *testing.T) {
+	t.Setenv("PLUGKIT_REGISTRY", "")
+	t.Setenv("PLUGKIT_HOME", filepath.Join(t.TempDir(), "home"))
+	missing := filepath.Join(t.TempDir(), "missing")
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string{}, path...), sub.Name()))
+		}
+		if c.Runnable() && c.Flags().Lookup("json") != nil {
+			paths = append(paths, path)
+		}
+	}
+	walk(newRootCmd(nil, nil), nil)
+	if len(paths) < 25 {
+		t.Fatalf("found only %d commands with --json: %v", len(paths), paths)
+	}
+	for _, path := range paths {
+		args := append(append([]string{}, path...), "--json")
+		for i := range 5 {
+			args = append(args, filepath.Join(missing, fmt.Sprint(i)))
+		}
+		code, out, errOut := plugkit(t, args...)
+		dec := json.NewDecoder(strings.NewReader(out))
+		var doc any
+		if code == 0 || dec.Decode(&doc) != nil || dec.More() {
+			t.Errorf("plugkit %s: exit %d, want a failure with one JSON document on stdout:\n%s\nstderr: %s", strings.Join(path, " "), code, out, errOut)
+		}
+	}
 }

@@ -60,6 +60,7 @@ func runFetch(cmd *cobra.Command, rf *registryFlags, q distribution.ResolveQuery
 	if err != nil {
 		return err
 	}
+	c.HTTPClient = progressClient(cmd, "fetch "+target)
 	if err := snapshot.CheckNewDir(dir); err != nil {
 		return usage(err)
 	}

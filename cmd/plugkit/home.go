@@ -29,6 +29,9 @@ type homeFlags struct {
 	// For the verbs that read sources: how to reach registries.
 	registry registryFlags
 	oci      ociFlags
+	// client is the Backplane client template open made (its token), nil
+	// for the verbs that read no source.
+	client *distribution.Client
 }
 
 // register adds --home and --json; writers also get --lock-timeout, and
@@ -62,7 +65,8 @@ func (f *homeFlags) open(fetch bool) (*install.Home, error) {
 		if err != nil {
 			return nil, err
 		}
-		src.Client = &distribution.Client{Token: token}
+		f.client = &distribution.Client{Token: token}
+		src.Client = f.client
 		if src.Remote, err = f.oci.remote(); err != nil {
 			return nil, err
 		}

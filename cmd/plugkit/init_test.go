@@ -11,15 +11,15 @@ import (
 // TestInitValidatesClean: every option combination writes a plugin that
 // validates with no diagnostic at all. (Issue 16.)
 func TestInitValidatesClean(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"--name", "acme.tools"},
-		{"--skill", "summarize"},
-		{"--mcp", "stdio"},
-		{"--mcp", "http"},
-		{"--name", "acme.tools", "--skill", "summarize", "--mcp", "stdio"},
-		{"--name", "a", "--mcp", "http"},
-	} {
+	var combos [][]string
+	for _, name := range [][]string{nil, {"--name", "acme.tools"}, {"--name", "a"}} {
+		for _, skill := range [][]string{nil, {"--skill", "summarize"}} {
+			for _, mcp := range [][]string{nil, {"--mcp", "stdio"}, {"--mcp", "http"}} {
+				combos = append(combos, append(append(append([]string{}, name...), skill...), mcp...))
+			}
+		}
+	}
+	for _, args := range combos {
 		dir := filepath.Join(t.TempDir(), "my-plugin")
 		code, out, errOut := plugkit(t, append([]string{"init", dir}, args...)...)
 		if code != 0 || errOut != "" {

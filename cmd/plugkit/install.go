@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/source"
 	"github.com/plugkit/plugkit/trust"
@@ -51,15 +52,24 @@ asked only if what it may run changes).
 The home is --home, else $PLUGKIT_HOME, else $XDG_DATA_HOME/plugkit
 (~/.local/share/plugkit). See docs/install.md.
 
---json prints {"changes": [...]}: per plugin its action (install, replace,
-update, none), the lock entry before and after, the launch surface, and
-whether it needed consent.
+--report reports each plugin installed from a registry to it (POST
+/installations), after the installation is committed. A registry may take
+reports only with a token (PLUGKIT_TOKEN or --token-file; a reader token
+will do) unless it runs with --anonymous-reports. A report that fails does
+not undo the installation and does not change the exit status: a warning on
+stderr says why, and the change's "report" says "failed: ..." (or
+"reported"). Running the same install again with --report sends it.
 
-Exit status: 0 installed, 1 refused (consent, conflict, invalid plugin,
-another writer busy), 2 usage or I/O error.`,
+--json prints {"changes": [...]}: per plugin its action (install, replace,
+update, none), the lock entry before and after, the launch surface,
+whether it needed consent, and the report's outcome.
+
+Exit status: 0 installed (even when a report failed), 1 refused (consent,
+conflict, invalid plugin, another writer busy), 2 usage or I/O error.`,
 		Example: `  plugkit install ./my-plugin
   plugkit install my-plugin-1.0.0.tar.gz --yes --home ./.plugkit
   plugkit install release-notes --registry http://127.0.0.1:8080 --channel beta
+  plugkit install release-notes --registry https://plugins.example.com --token-file ~/.config/plugkit/token --report
   plugkit install oci://127.0.0.1:5000/plugins/kv:1.0.0 --plain-http
   plugkit install oci-layout:./airgap.tar@sha256:3f1c...e9 --yes
   plugkit install ./other/kv --replace --keep-data --yes
@@ -88,7 +98,7 @@ another writer busy), 2 usage or I/O error.`,
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
 			res, err := h.Install(cmd.Context(), srcs, opts)
-			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), false)
+			return hf.finish(cmd, res, consentHint(err, opts.Consent), false)
 		},
 	}
 	hf.register(cmd, true, true)
@@ -98,7 +108,7 @@ another writer busy), 2 usage or I/O error.`,
 	cmd.Flags().BoolVar(&yes, "yes", false, "consent to what the plugins may run without asking")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace a plugin of the same name installed from another source")
 	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep a data directory that another source created")
-	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each installation from a registry to it (POST /installations)")
+	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each plugin installed from a registry to it (POST /installations; a failed report is a warning)")
 	cmd.Flags().StringVar(&policyFile, "policy", "", "trust policy (JSON or YAML, docs/trust.md) to store in the home and apply from now on")
 	return cmd
 }
@@ -114,12 +124,36 @@ func consentHint(err error, consent install.ConsentFunc) error {
 // finish prints the result of a writer verb, or fails with its error. On
 // a refusal the changes are still shown in text, so that the user sees
 // what needed consent.
-func finish(cmd *cobra.Command, asJSON bool, res *install.Result, err error, dry bool) error {
+func (f *homeFlags) finish(cmd *cobra.Command, res *install.Result, err error, dry bool) error {
 	if err != nil {
-		if res != nil && !asJSON {
+		if res != nil && !f.asJSON {
 			printChanges(cmd.OutOrStdout(), res, true)
 		}
 		return homeError(err)
 	}
-	return output(cmd, asJSON, res, func(w io.Writer) { printChanges(w, res, dry) })
+	if err := output(cmd, f.asJSON, res, func(w io.Writer) { printChanges(w, res, dry) }); err != nil {
+		return err
+	}
+	f.warnReports(cmd, res)
+	return nil
+}
+
+// warnReports says on stderr, for each report to a registry that failed,
+// why and what to do. The change itself was committed: the exit status
+// stays 0, and --json carries the failure in the change's "report".
+func (f *homeFlags) warnReports(cmd *cobra.Command, res *install.Result) {
+	for _, c := range res.Changes {
+		if c.ReportErr == nil {
+			continue
+		}
+		why := c.ReportErr.Error()
+		var se *distribution.StatusError
+		if errors.As(c.ReportErr, &se) {
+			cl := *f.client
+			cl.BaseURL = c.New.Source.Registry
+			why = f.registry.explainStatus(cmd.Context(), &cl, request{action: "report installations", role: "reader", pluginID: c.New.Source.Plugin}, se)
+		}
+		printf(cmd.ErrOrStderr(), "plugkit: warning: %s %s is installed, but reporting it to %s failed: %s; "+
+			"the installation stands: run the command again with --report to send the report\n", c.Name, c.New.Version, c.New.Source.Registry, why)
+	}
 }

@@ -429,3 +429,50 @@ func TestInstallShowsWarnings(t *testing.T) {
 		t.Fatalf("%d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestUpdateConsentOnCode: an update that changes only the file of a ./
+// command needs no consent but its summary names the file;
+// --consent-on-code makes it need consent (consent-required without
+// --yes, nothing changed). update --json and sync --json print the
+// changes document.
+func TestUpdateConsentOnCode(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	src := homePlugin(t, filepath.Join(dir, "kv"), "kv", "1.0.0", map[string]string{"db": dbServer})
+	if code, _, errOut := runCLI(t, "install", src, "--home", home, "--yes"); code != 0 {
+		t.Fatal(errOut)
+	}
+	writeCode := func(body string) {
+		if err := os.WriteFile(filepath.Join(src, "bin", "db"), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCode("echo two")
+	code, out, errOut := runCLI(t, "update", "--home", home)
+	if code != 0 || !strings.Contains(out, "updated kv 1.0.0 -> 1.0.0") || !strings.Contains(out, "code changed under ./ commands: bin/db") {
+		t.Fatalf("code-only update: %d\n%s\n%s", code, out, errOut)
+	}
+
+	writeCode("echo three")
+	lockBefore := readHomeFile(t, home, "plugkit.lock")
+	code, out, errOut = runCLI(t, "update", "--home", home, "--consent-on-code")
+	if code != 1 || !strings.Contains(out, "code changed under ./ commands: bin/db") || !strings.Contains(errOut, "consent needed to update kv") ||
+		readHomeFile(t, home, "plugkit.lock") != lockBefore {
+		t.Fatalf("--consent-on-code without --yes: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "update", "--home", home, "--consent-on-code", "--json")
+	if code != 1 || errorCodeOf(t, out) != "consent-required" {
+		t.Fatalf("--consent-on-code --json: %d %s", code, out)
+	}
+	code, out, errOut = runCLI(t, "update", "--home", home, "--consent-on-code", "--yes", "--json")
+	var res install.Result
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionUpdate ||
+		!res.Changes[0].NeedsConsent || strings.Join(res.Changes[0].CodeFiles, ",") != "bin/db" {
+		t.Fatalf("update --consent-on-code --yes --json: %d %v\n%s\n%s", code, err, out, errOut)
+	}
+
+	code, out, errOut = runCLI(t, "sync", "--home", home, "--json")
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionNone {
+		t.Fatalf("sync --json: %d %v\n%s\n%s", code, err, out, errOut)
+	}
+}

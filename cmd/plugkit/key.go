@@ -43,7 +43,9 @@ public key (PEM). The default prefix is "cosign".
 
 The password comes from COSIGN_PASSWORD when it is set (even empty), or is
 asked twice on the terminal; never from the command line. Existing files are
-replaced only with --force; on any failure neither file is left.
+replaced only with --force, and together: both new files are written and
+synced before either replaces an old one, so on a failure neither new file
+is left and an existing pair stays as it was.
 
 Exit status: 0 written, 1 refused (a file exists, the passwords differ),
 2 usage or I/O error.`,
@@ -88,9 +90,10 @@ Exit status: 0 written, 1 refused (a file exists, the passwords differ),
 	return cmd
 }
 
-// writeKeyPair puts both files in place, each written to a temporary
-// sibling first; when the second cannot be put in place, the first is
-// removed again.
+// writeKeyPair puts both files in place together: both are written and
+// synced to temporary siblings before either is renamed, so a failure
+// (a full disk, a directory in the way) leaves an existing pair as it was
+// rather than a new .pub beside an old .key.
 func writeKeyPair(privPath string, priv []byte, pubPath string, pub []byte) error {
 	privFile, err := atomicfile.Create(privPath, 0o600)
 	if err != nil {
@@ -108,12 +111,5 @@ func writeKeyPair(privPath string, priv []byte, pubPath string, pub []byte) erro
 	if _, err := pubFile.Write(pub); err != nil {
 		return err
 	}
-	if err := pubFile.Commit(); err != nil {
-		return err
-	}
-	if err := privFile.Commit(); err != nil {
-		os.Remove(pubPath)
-		return err
-	}
-	return nil
+	return atomicfile.CommitAll(privFile, pubFile)
 }

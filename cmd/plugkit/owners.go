@@ -20,6 +20,8 @@ published it: only its owners (and admins) may publish new releases, move
 its channels and yank them. A token's identity is NAME for a token
 configured as NAME=SECRET on the server, or "token:" and 16 hex digits of
 its SHA-256 for a bare secret (plugkit serve logs the identities it loads).
+That hash lets anyone who sees the identity test guesses of the secret
+offline, so configure tokens as NAME=SECRET with long random secrets.
 
 list needs a publisher or admin token; grant, revoke and transfer need an
 admin token (PLUGKIT_ADMIN_TOKENS on the server). A plugin whose last owner

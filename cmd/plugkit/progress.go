@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,4 +96,55 @@ func (pr *progress) done() {
 		}
 		pr.p.Wait()
 	})
+}
+
+// transferTimeout bounds one registry request of a client that shows its
+// transfers, as distribution's default client does.
+const transferTimeout = 5 * time.Minute
+
+// progressClient is the HTTP client of a registry verb that transfers an
+// archive: it shows artifact downloads and publish uploads as progress
+// bars named name. It is nil, distribution's default, where no bar can
+// draw (--json, stderr not a terminal).
+func progressClient(cmd *cobra.Command, name string) *http.Client {
+	if jsonRequested(cmd) || !stderrIsTerminal(cmd.ErrOrStderr()) {
+		return nil
+	}
+	return &http.Client{Timeout: transferTimeout, Transport: progressTransport{cmd: cmd, name: name}}
+}
+
+// progressTransport draws a bar for the body of an upload to /publish and
+// of a download from /artifacts/, the requests whose size is an archive's.
+type progressTransport struct {
+	cmd  *cobra.Command
+	name string
+}
+
+func (t progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && strings.HasSuffix(req.URL.Path, "/publish") {
+		p := startProgress(t.cmd, t.name, req.ContentLength, true)
+		body := req.Body
+		req = req.Clone(req.Context())
+		req.Body = progressBody{Reader: p.reader(body), body: body, p: p}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/artifacts/") {
+		return resp, err
+	}
+	p := startProgress(t.cmd, t.name, resp.ContentLength, true)
+	resp.Body = progressBody{Reader: p.reader(resp.Body), body: resp.Body, p: p}
+	return resp, nil
+}
+
+// progressBody is a request or response body counted by a bar, which ends
+// when the body is closed.
+type progressBody struct {
+	io.Reader
+	body io.Closer
+	p    *progress
+}
+
+func (b progressBody) Close() error {
+	b.p.done()
+	return b.body.Close()
 }

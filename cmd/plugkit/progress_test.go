@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,36 @@ func TestProgress(t *testing.T) {
 	p = startProgress(cmd, "pipe", 1, true)
 	if p.bar != nil || p.reader(strings.NewReader("x")) == nil {
 		t.Error("a bar on a non-terminal")
+	}
+}
+
+// TestTransferProgress: fetch and publish show their transfer on a
+// terminal (the archive's bytes), and nothing with --json.
+func TestTransferProgress(t *testing.T) {
+	term, delay := stderrIsTerminal, progressDelay
+	t.Cleanup(func() { stderrIsTerminal, progressDelay = term, delay })
+	progressDelay = 0
+	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
+	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
+	for _, c := range []struct {
+		args []string
+		bar  string
+	}{
+		{[]string{"publish", src, reg, alice}, "publish hello"},
+		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "a"), reg}, "fetch hello"},
+		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "b"), reg, "--json"}, ""},
+	} {
+		var out, errb bytes.Buffer
+		stderrIsTerminal = func(w any) bool { return w == &errb }
+		if code := run(c.args, &out, &errb); code != 0 {
+			t.Fatalf("plugkit %v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
+		}
+		drawn := strings.Contains(errb.String(), " / ")
+		if c.bar == "" && errb.Len() != 0 || c.bar != "" && (!drawn || !strings.Contains(errb.String(), c.bar)) {
+			t.Errorf("plugkit %v: stderr %q, want a bar named %q", c.args, errb.String(), c.bar)
+		}
+		if strings.Contains(out.String(), " / ") {
+			t.Errorf("plugkit %v: the bar reached stdout: %q", c.args, out.String())
+		}
 	}
 }

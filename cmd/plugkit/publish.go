@@ -62,6 +62,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
+			c.HTTPClient = progressClient(cmd, "publish "+report.Plugin.Name)
 			if !rf.asJSON {
 				printValidateReport(cmd.OutOrStdout(), report, false)
 			}

@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,13 +38,28 @@ import (
 //
 //	<!-- readme-test: skip: REASON -->
 //
-// Every other console block runs: running and comparing is the default.
-const readmeMarkSkip = "<!-- readme-test: skip:"
+// Every other console block runs: running and comparing is the default. A
+// block that starts a server on a fixed port (as a user would, on
+// 127.0.0.1:8080) is marked
+//
+//	<!-- readme-test: free-port 8080 -->
+//
+// and runs with a free port in place of 8080 (in what plugkit prints, it
+// is put back), so that a busy port on the test machine cannot fail it.
+//
+// The walkthroughs promise that pasting them writes nothing into the
+// clone: after each block, the directory it started in must hold the copy
+// of examples/ and nothing else, unchanged.
+const (
+	readmeMarkSkip = "<!-- readme-test: skip:"
+	readmeMarkPort = "<!-- readme-test: free-port"
+)
 
 // readmeBlock is one console block of the README.
 type readmeBlock struct {
 	line     int // line of the opening fence, 1-based
 	skip     string
+	port     string // the fixed port the block uses, replaced by a free one
 	commands []readmeCommand
 }
 
@@ -65,6 +83,12 @@ func parseReadme(doc string) ([]readmeBlock, error) {
 				cur.skip = strings.TrimSpace(strings.TrimSuffix(rest, "-->"))
 				if cur.skip == "" {
 					return nil, fmt.Errorf("line %d: a skipped block needs a reason", n-1)
+				}
+			}
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(prev), readmeMarkPort); ok {
+				cur.port = strings.TrimSpace(strings.TrimSuffix(rest, "-->"))
+				if _, err := strconv.Atoi(cur.port); err != nil {
+					return nil, fmt.Errorf("line %d: free-port needs the port the block uses", n-1)
 				}
 			}
 		case cur != nil && strings.TrimSpace(line) == "```":
@@ -124,13 +148,24 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin, examples string) {
 	if out, err := exec.Command("cp", "-R", examples, filepath.Join(work, "examples")).CombinedOutput(); err != nil {
 		t.Fatalf("copying examples: %v\n%s", err, out)
 	}
+	before := treeListing(t, work)
+	// A fixed port becomes a free one in the commands, and the README's
+	// again in what they print.
+	readmeAddr, addr := "127.0.0.1:"+b.port, ""
+	if b.port != "" {
+		addr = freeAddr(t)
+	}
 	// Each command's output is preceded by a marker line, so one shell
 	// runs the whole block (cd and variables carry over, as when pasted).
 	marker := fmt.Sprintf("--readme-test-%d--", time.Now().UnixNano())
 	var script strings.Builder
 	for _, c := range b.commands {
+		cmdline := c.cmd
+		if addr != "" {
+			cmdline = strings.ReplaceAll(cmdline, readmeAddr, addr)
+		}
 		// The marker keeps $? for the next command ("echo $?").
-		fmt.Fprintf(&script, "__status=$?; echo %s; (exit $__status)\n%s\n", marker, c.cmd)
+		fmt.Fprintf(&script, "__status=$?; echo %s; (exit $__status)\n%s\n", marker, cmdline)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -154,7 +189,11 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin, examples string) {
 	}
 	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait() // commands may fail on purpose; their output says so
-	got := strings.Split(strings.ReplaceAll(out.String(), tmp, "/tmp/x"), marker+"\n")
+	printed := strings.ReplaceAll(out.String(), tmp, "/tmp/x")
+	if addr != "" {
+		printed = strings.ReplaceAll(printed, addr, readmeAddr)
+	}
+	got := strings.Split(printed, marker+"\n")
 	if len(got) != len(b.commands)+1 {
 		t.Fatalf("README line %d: the block stopped early:\n%s", b.line, out.String())
 	}
@@ -168,6 +207,47 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin, examples string) {
 				b.line, c.cmd, strings.Join(c.want, "\n"), strings.Join(lines, "\n"))
 		}
 	}
+	if after := treeListing(t, work); after != before {
+		t.Errorf("README line %d: the block wrote into the directory it was pasted in (a clone, for a user):\n--- before:\n%s--- after:\n%s",
+			b.line, before, after)
+	}
+}
+
+// treeListing lists every path under dir with its type, mode and size.
+func treeListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		size := fi.Size()
+		if d.IsDir() {
+			size = 0 // a directory's size is the file system's business
+		}
+		fmt.Fprintf(&b, "%s %v %d\n", rel, fi.Mode(), size)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// freeAddr is a loopback address no one listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // matchLines compares lines with a pattern where a line "..." matches any
@@ -199,7 +279,11 @@ func TestParseReadme(t *testing.T) {
 	if blocks[1].skip != "needs a server" || blocks[1].line != 11 {
 		t.Errorf("%+v", blocks[1])
 	}
-	for _, bad := range []string{"```console\nout\n```\n", "```console\n$ a\n", "<!-- readme-test: skip: -->\n```console\n$ a\n```\n"} {
+	if blocks, err := parseReadme("<!-- readme-test: free-port 8080 -->\n```console\n$ a\n```\n"); err != nil || len(blocks) != 1 || blocks[0].port != "8080" {
+		t.Errorf("free-port: %v %+v", err, blocks)
+	}
+	for _, bad := range []string{"```console\nout\n```\n", "```console\n$ a\n", "<!-- readme-test: skip: -->\n```console\n$ a\n```\n",
+		"<!-- readme-test: free-port -->\n```console\n$ a\n```\n"} {
 		if _, err := parseReadme(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

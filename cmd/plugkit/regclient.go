@@ -132,7 +132,11 @@ func (f *registryFlags) explainStatus(ctx context.Context, c *distribution.Clien
 	case se.Code == distribution.CodeNotOwner:
 		return fmt.Sprintf("%s belongs to other publishers: an admin can grant this token's identity access (plugkit owners grant)", req.pluginID)
 	case se.Status == http.StatusForbidden:
-		return fmt.Sprintf("this token may not %s: that needs a %s token", req.action, req.role)
+		article := "a"
+		if req.role == "admin" {
+			article = "an"
+		}
+		return fmt.Sprintf("this token may not %s: that needs %s %s token", req.action, article, req.role)
 	case se.Status == http.StatusNotFound:
 		return f.explainNotFound(ctx, c, req)
 	case se.Code == distribution.CodeVersionConflict:

@@ -188,7 +188,7 @@ func TestRegistryErrorMessages(t *testing.T) {
 		{[]string{"publish", src, tokenFile(t, reader)}, "this token may not publish: that needs a publisher token"},
 		{[]string{"yank", "kv@1.0.0", tokenFile(t, bobPub)}, "kv belongs to other publishers: an admin can grant"},
 		{[]string{"channel", "set", "kv", "stable", "2.0.0", tokenFile(t, alicePub)}, "no release kv@2.0.0 (releases: kv@1.0.0)"},
-		{[]string{"owners", "grant", "kv", "bob", tokenFile(t, alicePub)}, "this token may not change owners: that needs a admin token"},
+		{[]string{"owners", "grant", "kv", "bob", tokenFile(t, alicePub)}, "this token may not change owners: that needs an admin token"},
 		{[]string{"installations"}, "this registry needs a token"},
 	} {
 		code, _, errs := plugkit(t, append(c.args, reg)...)

@@ -32,7 +32,7 @@ Exit status: 0 removed, 1 not installed or refused, 2 usage or I/O error.`,
 				return err
 			}
 			res, err := h.Remove(cmd.Context(), args, opts)
-			return finish(cmd, hf.asJSON, res, err, false)
+			return hf.finish(cmd, res, err, false)
 		},
 	}
 	hf.register(cmd, true, false)

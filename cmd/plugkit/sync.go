@@ -39,7 +39,7 @@ Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
 				return err
 			}
 			res, err := h.Sync(cmd.Context(), opts)
-			return finish(cmd, hf.asJSON, res, err, false)
+			return hf.finish(cmd, res, err, false)
 		},
 	}
 	hf.register(cmd, true, true)

@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
 )
 
 func init() { verbs = append(verbs, newUnpackCmd) }
@@ -59,7 +59,7 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	go func() { digest <- archive.Digest(b) }()
 	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root})
 	if err != nil {
-		return failed(err)
+		return failed(source.ArchiveFileError(file, err))
 	}
 	if err := snapshot.WriteDir(dir, snap); err != nil {
 		return usage(err)
@@ -72,6 +72,6 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 		Bytes  int64  `json:"bytes"`
 	}{<-digest, len(b), dir, len(snap.Files), snap.Size()}
 	return output(cmd, asJSON, res, func(w io.Writer) {
-		fmt.Fprintf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
+		printf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -79,6 +80,21 @@ func TestUnpackTargetDirectory(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(full); len(entries) != 1 {
 		t.Errorf("non-empty directory changed: %v", entries)
+	}
+	// Errors name the user's path, never the temporary sibling that
+	// unpack writes through. (Issue 14, item 11.)
+	orphan := filepath.Join(t.TempDir(), "no", "out")
+	code, stdout, stderr := runCLI(t, "unpack", file, orphan, "--json")
+	if code != 2 || errorCodeOf(t, stdout) != codeIO || !strings.Contains(stderr, filepath.Dir(orphan)+":") || strings.Contains(stderr, ".tmp-") {
+		t.Errorf("missing parent: exit %d: %s", code, stderr)
+	}
+	// A directory where nothing can be created, even by root: the
+	// temporary sibling cannot be made, and the error is about DIR.
+	if runtime.GOOS == "linux" {
+		code, _, stderr := runCLI(t, "unpack", file, "/proc/plugkit-out")
+		if code != 2 || !strings.Contains(stderr, "/proc/plugkit-out:") || strings.Contains(stderr, ".tmp-") {
+			t.Errorf("unwritable parent: exit %d: %s", code, stderr)
+		}
 	}
 }
 

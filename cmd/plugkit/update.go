@@ -30,10 +30,13 @@ but the summary lists changed files under the paths of ./ commands;
 those need consent too. All named plugins update together or none does.
 
 --dry-run shows what would change, writes nothing and exits 0.
+--report reports each named plugin from a registry to it ("updated", or
+"installed" when it was up to date), as plugkit install --report does: a
+report that fails is a warning and leaves the exit status as it is.
 --json prints {"changes": [...]} as plugkit install does.
 
-Exit status: 0 updated or up to date, 1 refused or failed, 2 usage or I/O
-error.`,
+Exit status: 0 updated or up to date (even when a report failed), 1
+refused or failed, 2 usage or I/O error.`,
 		Example: `  plugkit update
   plugkit update kv --dry-run
   plugkit update kv --yes --json`,
@@ -44,13 +47,13 @@ error.`,
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
 			res, err := h.Update(cmd.Context(), args, opts)
-			return finish(cmd, hf.asJSON, res, consentHint(err, opts.Consent), opts.DryRun)
+			return hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun)
 		},
 	}
 	hf.register(cmd, true, true)
 	cmd.Flags().BoolVar(&yes, "yes", false, "consent to launch surface changes without asking")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and write nothing")
 	cmd.Flags().BoolVar(&opts.ConsentOnCode, "consent-on-code", false, "also ask consent for changed files under the paths of ./ commands")
-	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each update from a registry to it (POST /installations)")
+	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each plugin from a registry to it (POST /installations; a failed report is a warning)")
 	return cmd
 }

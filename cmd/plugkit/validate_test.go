@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,12 +8,11 @@ import (
 	"testing"
 )
 
-// plugkit runs the CLI in-process and returns its exit code and output.
+// plugkit runs the CLI in-process and returns its exit code and output;
+// it is runCLI under the name most tests use.
 func plugkit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
-	return code, out.String(), errb.String()
+	return runCLI(t, args...)
 }
 
 // writePlugin writes files (path → content) into a new directory.

@@ -90,4 +90,13 @@ func TestValidateHints(t *testing.T) {
 	if code != exitFailed || !strings.Contains(out, "plugkit pack") {
 		t.Errorf("tar czf archive: exit %d\n%s", code, out)
 	}
+	// unpack says the same, names the user's file, and writes nothing.
+	dest := filepath.Join(t.TempDir(), "demo")
+	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
+	if code != exitFailed || errorCodeOf(t, out) != codeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
+		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("unpack of a refused archive left %s: %v", dest, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // File is a file being written in place of path. Write to it, then Commit
@@ -44,7 +45,12 @@ func (f *File) Write(b []byte) (int, error) {
 
 // Commit syncs the file, renames it over path and syncs the directory. On
 // error the temporary file is removed and path is untouched.
-func (f *File) Commit() error {
+func (f *File) Commit() error { return CommitAll(f) }
+
+// finish gives the temporary file its permissions, syncs and closes it:
+// everything that can fail short of the rename. On error the temporary
+// file is removed.
+func (f *File) finish() error {
 	err := f.Chmod(f.perm)
 	if err == nil {
 		err = f.Sync()
@@ -52,15 +58,49 @@ func (f *File) Commit() error {
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), f.path)
-	}
-	f.done = true
 	if err != nil {
+		f.done = true
 		os.Remove(f.Name())
 		return pathError("write", f.path, err)
 	}
-	return SyncDir(filepath.Dir(f.path))
+	return nil
+}
+
+// CommitAll puts files that belong together (a key pair) in place: it
+// finishes every one of them first (permissions, sync, close: where a full
+// disk or an I/O error shows) and checks that no target is a directory,
+// and only then renames them over their targets, one after the other. So
+// any failure it can foresee leaves every target as it was. What remains
+// is the window between the renames: a crash there, or a rename failing
+// after another succeeded (which within one directory takes an I/O
+// error), leaves the first targets new. On error every temporary file is
+// removed.
+func CommitAll(files ...*File) error {
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	for _, f := range files {
+		if fi, err := os.Stat(f.path); err == nil && fi.IsDir() {
+			return pathError("write", f.path, syscall.EISDIR)
+		}
+		if err := f.finish(); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := os.Rename(f.Name(), f.path); err != nil {
+			return pathError("write", f.path, err)
+		}
+		f.done = true
+	}
+	for _, f := range files {
+		if err := SyncDir(filepath.Dir(f.path)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Abort removes the temporary file unless Commit ran; it is safe to defer.
@@ -69,7 +109,7 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.File.Close()
+	f.File.Close() // already closed after finish: the error means nothing
 	os.Remove(f.Name())
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -78,5 +79,89 @@ func TestErrorsNameTheTarget(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("leftovers: %v", ents)
+	}
+}
+
+// pair starts writing new contents of a and b, whose old contents are on
+// disk.
+func pair(t *testing.T) (dir string, a, b *File) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("old "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if a, err = Create(filepath.Join(dir, "a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = Create(filepath.Join(dir, "b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.Write([]byte("new a"))
+	b.Write([]byte("new b"))
+	return dir, a, b
+}
+
+// contents reads every entry of dir; a directory reads as "dir".
+func contents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		if e.IsDir() {
+			m[e.Name()] = "dir"
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+func TestCommitAllReplacesTogether(t *testing.T) {
+	dir, a, b := pair(t)
+	if err := CommitAll(a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(t, dir); len(got) != 2 || got["a"] != "new a" || got["b"] != "new b" {
+		t.Fatalf("%v", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "a")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+}
+
+// TestCommitAllFailureLeavesEveryTarget: when the second file cannot be
+// finished (here its descriptor is gone, as after an I/O error), the first
+// target, which a file-by-file commit would already have replaced, is as
+// it was, and no temporary file is left.
+func TestCommitAllFailureLeavesEveryTarget(t *testing.T) {
+	dir, a, b := pair(t)
+	b.File.Close()
+	err := CommitAll(a, b)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "b") {
+		t.Fatalf("err = %v, want a PathError about b", err)
+	}
+	if got := contents(t, dir); len(got) != 2 || got["a"] != "old a" || got["b"] != "old b" {
+		t.Fatalf("after a failed CommitAll: %v", got)
+	}
+}
+
+// A directory where the second file goes is found before any rename.
+func TestCommitAllDirectoryInTheWay(t *testing.T) {
+	dir, a, b := pair(t)
+	os.Remove(filepath.Join(dir, "b"))
+	os.Mkdir(filepath.Join(dir, "b"), 0o755)
+	if err := CommitAll(a, b); !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("err = %v, want EISDIR", err)
+	}
+	if got := contents(t, dir); len(got) != 2 || got["a"] != "old a" || got["b"] != "dir" {
+		t.Fatalf("after a refused CommitAll: %v", got)
 	}
 }

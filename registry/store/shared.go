@@ -73,3 +73,36 @@ func (b *PageBuilder) Plugins() []distribution.CatalogPlugin {
 	}
 	return b.plugins
 }
+
+// AddPlugins adds the plugins of rows of the columns id, name,
+// description, in their order.
+func (b *PageBuilder) AddPlugins(rows Rows) error { return eachOfThree(rows, b.AddPlugin) }
+
+// AddReleases adds the releases of rows of ScanRelease's columns, in
+// their order.
+func (b *PageBuilder) AddReleases(rows Rows) error {
+	for rows.Next() {
+		rel, err := ScanRelease(rows)
+		if err != nil {
+			return err
+		}
+		b.AddRelease(rel)
+	}
+	return rows.Err()
+}
+
+// AddChannels adds the channels of rows of the columns plugin_id, name,
+// release_id.
+func (b *PageBuilder) AddChannels(rows Rows) error { return eachOfThree(rows, b.AddChannel) }
+
+// eachOfThree hands each row of three text columns to f.
+func eachOfThree(rows Rows, f func(a, b, c string)) error {
+	for rows.Next() {
+		var a, b, c string
+		if err := rows.Scan(&a, &b, &c); err != nil {
+			return err
+		}
+		f(a, b, c)
+	}
+	return rows.Err()
+}

@@ -226,8 +226,8 @@ func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int
 	if err != nil {
 		return nil, 0, err
 	}
-	if data, ok := s.cache.get(key); ok {
-		return nopCloser{bytes.NewReader(data)}, int64(len(data)), nil
+	if f, size, ok := s.cache.get(key); ok {
+		return f, size, nil
 	}
 	r := &objectReader{ctx: ctx, core: minio.Core{Client: s.c}, bucket: s.bucket, key: key}
 	info, err := r.open(0)
@@ -257,11 +257,6 @@ func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int
 	}
 	return nopCloser{bytes.NewReader(data)}, r.size, nil
 }
-
-// nopCloser is a cached blob's reader.
-type nopCloser struct{ *bytes.Reader }
-
-func (nopCloser) Close() error { return nil }
 
 // objectReader reads an object as an io.ReadSeekCloser, streaming from
 // one GET as long as reads follow each other, and opening a ranged GET

@@ -327,7 +327,7 @@ func TestCache(t *testing.T) {
 	if s.cache.used > s.cache.budget {
 		t.Fatalf("cache holds %d bytes, budget %d", s.cache.used, s.cache.budget)
 	}
-	if _, ok := s.cache.get("sha256/" + strings.TrimPrefix(dSmall, "sha256:")); ok {
+	if _, _, ok := s.cache.get("sha256/" + strings.TrimPrefix(dSmall, "sha256:")); ok {
 		t.Fatal("the least recently used blob is still cached")
 	}
 	_, d := blob(129)

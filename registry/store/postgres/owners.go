@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -45,32 +44,32 @@ func (db *DB) Owners(ctx context.Context, pluginID string) ([]string, error) {
 // ChangeOwners implements store.Store.
 func (db *DB) ChangeOwners(ctx context.Context, pluginID string, op store.OwnerOp, identity string) ([]string, error) {
 	var owners []string
-	err := db.write(ctx, pluginID, store.ChangeCatalog, func(t writeTx) error {
-		found, err := t.exists(`SELECT 1 FROM plugins WHERE id = $1`, pluginID)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return store.ErrNotFound
-		}
-		switch op {
-		case store.Transfer:
-			if _, err := t.tx.Exec(ctx, `DELETE FROM owners WHERE plugin_id = $1`, pluginID); err != nil {
-				return err
-			}
-			fallthrough
-		case store.Grant:
-			_, err = t.tx.Exec(ctx, `INSERT INTO owners (plugin_id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING`, pluginID, identity)
-		case store.Revoke:
-			_, err = t.tx.Exec(ctx, `DELETE FROM owners WHERE plugin_id = $1 AND identity = $2`, pluginID, identity)
-		default:
-			err = fmt.Errorf("postgres: unknown owner operation %q", op)
-		}
-		if err != nil {
-			return err
-		}
-		owners, err = scanOwners(t.tx.Query(ctx, ownersSQL, pluginID))
+	err := db.write(ctx, pluginID, store.ChangeCatalog, func(t writeTx) (err error) {
+		owners, err = store.ChangeOwners(t, pluginID, op, identity)
 		return err
 	})
 	return owners, err
+}
+
+// AddOwner implements store.OwnerTx.
+func (t writeTx) AddOwner(pluginID, identity string) error {
+	_, err := t.tx.Exec(t.ctx, `INSERT INTO owners (plugin_id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING`, pluginID, identity)
+	return err
+}
+
+// RemoveOwner implements store.OwnerTx.
+func (t writeTx) RemoveOwner(pluginID, identity string) error {
+	_, err := t.tx.Exec(t.ctx, `DELETE FROM owners WHERE plugin_id = $1 AND identity = $2`, pluginID, identity)
+	return err
+}
+
+// ClearOwners implements store.OwnerTx.
+func (t writeTx) ClearOwners(pluginID string) error {
+	_, err := t.tx.Exec(t.ctx, `DELETE FROM owners WHERE plugin_id = $1`, pluginID)
+	return err
+}
+
+// Owners implements store.OwnerTx.
+func (t writeTx) Owners(pluginID string) ([]string, error) {
+	return scanOwners(t.tx.Query(t.ctx, ownersSQL, pluginID))
 }

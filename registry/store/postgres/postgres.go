@@ -19,7 +19,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/url"
@@ -154,6 +153,13 @@ type writeTx struct {
 	tx  pgx.Tx
 }
 
+// writeTx serves the write logic the stores share.
+var (
+	_ store.ReleaseTx      = writeTx{}
+	_ store.InstallationTx = writeTx{}
+	_ store.OwnerTx        = writeTx{}
+)
+
 // write runs f in a transaction that holds the advisory lock of plugin,
 // notifies kind on commit, and commits; any error rolls it back.
 func (db *DB) write(ctx context.Context, plugin string, kind store.ChangeKind, f func(writeTx) error) error {
@@ -183,10 +189,5 @@ type querier interface {
 
 // exists runs a SELECT 1 query.
 func exists(ctx context.Context, q querier, sql string, args ...any) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, sql, args...).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	return store.Exists(q.QueryRow(ctx, sql, args...))
 }

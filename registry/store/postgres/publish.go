@@ -54,7 +54,7 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 		if err := br.QueryRow().Scan(&found, &owner, &releases, &channelKnown, &channels); err != nil {
 			return err
 		}
-		old, lookupErr = scanRelease(br.QueryRow())
+		old, lookupErr = store.ScanRelease(br.QueryRow())
 		if lookupErr != nil && !errors.Is(lookupErr, store.ErrNotFound) {
 			return lookupErr
 		}

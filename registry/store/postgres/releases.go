@@ -2,41 +2,26 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// releaseColumns are the columns scanRelease reads, from releases as r.
+// releaseColumns are the columns store.ScanRelease reads, from releases as r.
 const releaseColumns = `r.id, r.plugin_id, r.version, r.description, r.digest, r.size, r.yanked, r.published_at`
-
-func scanRelease(row pgx.Row) (distribution.Release, error) {
-	var rel distribution.Release
-	var published int64
-	err := row.Scan(&rel.ID, &rel.PluginID, &rel.Version, &rel.Description,
-		&rel.ArtifactDigest, &rel.Size, &rel.Yanked, &published)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return rel, store.ErrNotFound
-	}
-	rel.PublishedAt = time.Unix(0, published).UTC()
-	return rel, err
-}
 
 const releaseByID = `SELECT ` + releaseColumns + ` FROM releases r WHERE r.id = $1`
 
 // Release implements store.Store.
 func (db *DB) Release(ctx context.Context, id string) (distribution.Release, error) {
-	return scanRelease(db.pool.QueryRow(ctx, releaseByID, id))
+	return store.ScanRelease(db.pool.QueryRow(ctx, releaseByID, id))
 }
 
 // Channel implements store.Store.
 func (db *DB) Channel(ctx context.Context, pluginID, channel string) (distribution.Release, error) {
-	return scanRelease(db.pool.QueryRow(ctx, `SELECT `+releaseColumns+`
+	return store.ScanRelease(db.pool.QueryRow(ctx, `SELECT `+releaseColumns+`
 		FROM channels c JOIN releases r ON r.id = c.release_id
 		WHERE c.plugin_id = $1 AND c.name = $2 AND NOT r.yanked`, pluginID, channel))
 }
@@ -46,13 +31,13 @@ func (db *DB) HasArtifact(ctx context.Context, digest string) (bool, error) {
 	return exists(ctx, db.pool, `SELECT 1 FROM releases WHERE digest = $1 LIMIT 1`, digest)
 }
 
-func (t writeTx) release(id string) (distribution.Release, error) {
-	return scanRelease(t.tx.QueryRow(t.ctx, releaseByID, id))
+// Release implements store.ReleaseTx.
+func (t writeTx) Release(id string) (distribution.Release, error) {
+	return store.ScanRelease(t.tx.QueryRow(t.ctx, releaseByID, id))
 }
 
-// authorize checks that by may write to an existing plugin: an admin, or
-// one of its owners. It reports whether the plugin exists. One query.
-func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
+// Authorize implements store.ReleaseTx in one query.
+func (t writeTx) Authorize(by store.Actor, pluginID string) (bool, error) {
 	var found, owner bool
 	err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM plugins WHERE id = $1),
 		EXISTS (SELECT 1 FROM owners WHERE plugin_id = $1 AND identity = $2)`, pluginID, by.Identity).Scan(&found, &owner)
@@ -63,23 +48,6 @@ func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
 		return true, store.ErrNotOwner
 	}
 	return found, nil
-}
-
-// checkQuota fails with a *QuotaError when the count of sql finds max or
-// more rows; max <= 0 means no quota. The plugin's advisory lock makes the
-// count exact until the transaction ends.
-func (t writeTx) checkQuota(sql, quota string, max int, args ...any) error {
-	if max <= 0 {
-		return nil
-	}
-	var n int
-	if err := t.tx.QueryRow(t.ctx, sql, args...).Scan(&n); err != nil {
-		return err
-	}
-	if n >= max {
-		return &store.QuotaError{Quota: quota, Max: max}
-	}
-	return nil
 }
 
 // checkChannel fails with a *QuotaError when the channel is new and the
@@ -97,8 +65,8 @@ func (t writeTx) checkChannel(pluginID, channel string, max int) error {
 	return nil
 }
 
-// setChannel points a channel at a release, within the channel quota.
-func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error {
+// SetChannel implements store.ReleaseTx.
+func (t writeTx) SetChannel(pluginID, channel, releaseID string, max int) error {
 	if err := t.checkChannel(pluginID, channel, max); err != nil {
 		return err
 	}
@@ -109,27 +77,18 @@ func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error 
 const upsertChannel = `INSERT INTO channels (plugin_id, name, release_id, updated_at) VALUES ($1, $2, $3, $4)
 	ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`
 
+// SetYanked implements store.ReleaseTx.
+func (t writeTx) SetYanked(releaseID string, yanked bool) error {
+	_, err := t.tx.Exec(t.ctx, `UPDATE releases SET yanked = $1 WHERE id = $2`, yanked, releaseID)
+	return err
+}
+
 // SetChannel implements store.Store.
 func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.write(ctx, c.PluginID, store.ChangeCatalog, func(t writeTx) error {
-		found, err := t.authorize(c.By, c.PluginID)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return store.ErrNotFound
-		}
-		rel, err = t.release(c.ReleaseID)
-		switch {
-		case err != nil:
-			return err
-		case rel.PluginID != c.PluginID:
-			return store.ErrNotFound
-		case rel.Yanked:
-			return store.ErrYanked
-		}
-		return t.setChannel(c.PluginID, c.Channel, c.ReleaseID, c.MaxChannels)
+	err := db.write(ctx, c.PluginID, store.ChangeCatalog, func(t writeTx) (err error) {
+		rel, err = store.ChangeChannel(t, c)
+		return err
 	})
 	return rel, err
 }
@@ -139,19 +98,9 @@ func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distributi
 // release ID and the release is read under it.
 func (db *DB) SetYanked(ctx context.Context, by store.Actor, releaseID string, yanked bool) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.write(ctx, pluginOfRelease(releaseID), store.ChangeCatalog, func(t writeTx) error {
-		var err error
-		if rel, err = t.release(releaseID); err != nil {
-			return err
-		}
-		if _, err := t.authorize(by, rel.PluginID); err != nil {
-			return err
-		}
-		if _, err := t.tx.Exec(ctx, `UPDATE releases SET yanked = $1 WHERE id = $2`, yanked, releaseID); err != nil {
-			return err
-		}
-		rel.Yanked = yanked
-		return nil
+	err := db.write(ctx, pluginOfRelease(releaseID), store.ChangeCatalog, func(t writeTx) (err error) {
+		rel, err = store.ChangeYanked(t, by, releaseID, yanked)
+		return err
 	})
 	return rel, err
 }

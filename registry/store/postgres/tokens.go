@@ -3,31 +3,12 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/plugkit/plugkit/registry/store"
 )
 
 const tokenColumns = `id, name, role, created_at, revoked_at`
-
-func scanToken(row pgx.Row) (store.Token, error) {
-	var t store.Token
-	var created int64
-	var revoked *int64
-	err := row.Scan(&t.ID, &t.Name, &t.Role, &created, &revoked)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return t, store.ErrNotFound
-	}
-	t.CreatedAt = time.Unix(0, created).UTC()
-	if revoked != nil {
-		r := time.Unix(0, *revoked).UTC()
-		t.RevokedAt = &r
-	}
-	return t, err
-}
 
 // tokenLock is the advisory lock of token writes: they are rare.
 const tokenLock = "tokens"
@@ -48,15 +29,7 @@ func (db *DB) ListTokens(ctx context.Context) ([]store.Token, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []store.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return store.CollectRows(rows, store.ScanToken)
 }
 
 // RevokeToken implements store.Tokens.
@@ -64,7 +37,7 @@ func (db *DB) RevokeToken(ctx context.Context, id string) (store.Token, error) {
 	var t store.Token
 	err := db.write(ctx, tokenLock, store.ChangeTokens, func(w writeTx) error {
 		var err error
-		t, err = scanToken(w.tx.QueryRow(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, $2)
+		t, err = store.ScanToken(w.tx.QueryRow(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, $2)
 			WHERE id = $1 RETURNING `+tokenColumns, id, time.Now().UnixNano()))
 		return err
 	})
@@ -73,5 +46,5 @@ func (db *DB) RevokeToken(ctx context.Context, id string) (store.Token, error) {
 
 // TokenBySum implements store.Tokens.
 func (db *DB) TokenBySum(ctx context.Context, sum [sha256.Size]byte) (store.Token, error) {
-	return scanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE sum = $1 AND revoked_at IS NULL`, sum[:]))
+	return store.ScanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE sum = $1 AND revoked_at IS NULL`, sum[:]))
 }

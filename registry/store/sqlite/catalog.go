@@ -33,49 +33,33 @@ func (db *DB) catalog(ctx context.Context, tx *sql.Tx, q store.CatalogQuery) ([]
 		return nil, err
 	}
 	var page store.PageBuilder
-	for rows.Next() {
-		var id, name, description string
-		if err := rows.Scan(&id, &name, &description); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		page.AddPlugin(id, name, description)
-	}
-	if err := rows.Close(); err != nil {
+	if err := readAll(rows, page.AddPlugins); err != nil {
 		return nil, err
 	}
 	first, last, ok := page.Span()
 	if !ok {
 		return page.Plugins(), nil
 	}
-
-	rows, err = tx.StmtContext(ctx, db.q.catalogReleases).QueryContext(ctx, first, last)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		rel, err := scanRelease(rows)
+	for _, part := range []struct {
+		stmt *sql.Stmt
+		add  func(store.Rows) error
+	}{{db.q.catalogReleases, page.AddReleases}, {db.q.catalogChannels, page.AddChannels}} {
+		rows, err := tx.StmtContext(ctx, part.stmt).QueryContext(ctx, first, last)
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
-		page.AddRelease(rel)
+		if err := readAll(rows, part.add); err != nil {
+			return nil, err
+		}
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
+	return page.Plugins(), nil
+}
 
-	rows, err = tx.StmtContext(ctx, db.q.catalogChannels).QueryContext(ctx, first, last)
-	if err != nil {
-		return nil, err
+// readAll hands rows to read and closes them.
+func readAll(rows *sql.Rows, read func(store.Rows) error) error {
+	err := read(rows)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var plugin, channel, release string
-		if err := rows.Scan(&plugin, &channel, &release); err != nil {
-			return nil, err
-		}
-		page.AddChannel(plugin, channel, release)
-	}
-	return page.Plugins(), rows.Err()
+	return err
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/plugkit/plugkit/registry/store"
 )
@@ -13,15 +12,7 @@ func scanOwners(rows *sql.Rows, err error) ([]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	owners := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		owners = append(owners, id)
-	}
-	return owners, rows.Err()
+	return store.CollectRows(rows, store.ScanString)
 }
 
 // Owners implements store.Store.
@@ -46,32 +37,32 @@ func (db *DB) Owners(ctx context.Context, pluginID string) ([]string, error) {
 // ChangeOwners implements store.Store.
 func (db *DB) ChangeOwners(ctx context.Context, pluginID string, op store.OwnerOp, identity string) ([]string, error) {
 	var owners []string
-	err := db.write(ctx, func(t writeTx) error {
-		found, err := exists(ctx, t.stmt(t.q.pluginExists), pluginID)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return store.ErrNotFound
-		}
-		switch op {
-		case store.Transfer:
-			if _, err := t.stmt(t.q.deleteOwners).ExecContext(ctx, pluginID); err != nil {
-				return err
-			}
-			fallthrough
-		case store.Grant:
-			_, err = t.stmt(t.q.insertOwner).ExecContext(ctx, pluginID, identity)
-		case store.Revoke:
-			_, err = t.stmt(t.q.deleteOwner).ExecContext(ctx, pluginID, identity)
-		default:
-			err = fmt.Errorf("sqlite: unknown owner operation %q", op)
-		}
-		if err != nil {
-			return err
-		}
-		owners, err = scanOwners(t.stmt(t.q.ownersW).QueryContext(ctx, pluginID))
+	err := db.write(ctx, func(t writeTx) (err error) {
+		owners, err = store.ChangeOwners(t, pluginID, op, identity)
 		return err
 	})
 	return owners, err
+}
+
+// AddOwner implements store.OwnerTx.
+func (t writeTx) AddOwner(pluginID, identity string) error {
+	_, err := t.stmt(t.q.insertOwner).ExecContext(t.ctx, pluginID, identity)
+	return err
+}
+
+// RemoveOwner implements store.OwnerTx.
+func (t writeTx) RemoveOwner(pluginID, identity string) error {
+	_, err := t.stmt(t.q.deleteOwner).ExecContext(t.ctx, pluginID, identity)
+	return err
+}
+
+// ClearOwners implements store.OwnerTx.
+func (t writeTx) ClearOwners(pluginID string) error {
+	_, err := t.stmt(t.q.deleteOwners).ExecContext(t.ctx, pluginID)
+	return err
+}
+
+// Owners implements store.OwnerTx.
+func (t writeTx) Owners(pluginID string) ([]string, error) {
+	return scanOwners(t.stmt(t.q.ownersW).QueryContext(t.ctx, pluginID))
 }

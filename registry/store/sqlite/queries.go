@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/plugkit/plugkit/registry/store"
 )
 
-// releaseColumns are the columns scanRelease reads, from releases as r.
+// releaseColumns are the columns store.ScanRelease reads, from releases as r.
 const releaseColumns = `r.id, r.plugin_id, r.version, r.description, r.digest, r.size, r.yanked, r.published_at`
 
 // queries are the prepared statements. Those on the reader pool answer
@@ -63,10 +65,10 @@ func (q *queries) statements() []statement {
 			WHERE c.plugin_id >= ? AND c.plugin_id <= ? AND r.yanked = 0`},
 		{&q.owners, r, ownersSQL},
 		{&q.pluginExistsR, r, pluginExistsSQL},
-		{&q.installationsAll, r, `SELECT ` + installationColumns + ` FROM installations
+		{&q.installationsAll, r, `SELECT ` + store.InstallationColumns + ` FROM installations
 			WHERE (plugin_id, reporter, id) > (?, ?, ?)
 			ORDER BY plugin_id, reporter, id LIMIT ?`},
-		{&q.installationsOf, r, `SELECT ` + installationColumns + ` FROM installations
+		{&q.installationsOf, r, `SELECT ` + store.InstallationColumns + ` FROM installations
 			WHERE plugin_id = ? AND (reporter, id) > (?, ?)
 			ORDER BY plugin_id, reporter, id LIMIT ?`},
 
@@ -128,12 +130,7 @@ func (q *queries) close() error {
 
 // exists runs a SELECT 1 statement.
 func exists(ctx context.Context, s *sql.Stmt, args ...any) (bool, error) {
-	var one int
-	err := s.QueryRowContext(ctx, args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	return store.Exists(s.QueryRowContext(ctx, args...))
 }
 
 // count runs a SELECT COUNT(*) statement.

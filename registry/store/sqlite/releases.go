@@ -3,26 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
 )
-
-type scanner interface{ Scan(...any) error }
-
-func scanRelease(s scanner) (distribution.Release, error) {
-	var rel distribution.Release
-	var published int64
-	err := s.Scan(&rel.ID, &rel.PluginID, &rel.Version, &rel.Description,
-		&rel.ArtifactDigest, &rel.Size, &rel.Yanked, &published)
-	if errors.Is(err, sql.ErrNoRows) {
-		return rel, store.ErrNotFound
-	}
-	rel.PublishedAt = time.Unix(0, published).UTC()
-	return rel, err
-}
 
 // point is the context of a lookup by key: it finishes in microseconds,
 // so it is not interrupted when ctx is cancelled. With a cancellable
@@ -32,12 +17,12 @@ func point(ctx context.Context) context.Context { return context.WithoutCancel(c
 
 // Release implements store.Store.
 func (db *DB) Release(ctx context.Context, id string) (distribution.Release, error) {
-	return scanRelease(db.q.release.QueryRowContext(point(ctx), id))
+	return store.ScanRelease(db.q.release.QueryRowContext(point(ctx), id))
 }
 
 // Channel implements store.Store.
 func (db *DB) Channel(ctx context.Context, pluginID, channel string) (distribution.Release, error) {
-	return scanRelease(db.q.channel.QueryRowContext(point(ctx), pluginID, channel))
+	return store.ScanRelease(db.q.channel.QueryRowContext(point(ctx), pluginID, channel))
 }
 
 // HasArtifact implements store.Store.
@@ -54,19 +39,25 @@ type writeTx struct {
 
 func (t writeTx) stmt(s *sql.Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, s) }
 
+// writeTx serves the write logic the stores share.
+var (
+	_ store.ReleaseTx      = writeTx{}
+	_ store.InstallationTx = writeTx{}
+	_ store.OwnerTx        = writeTx{}
+)
+
 // write runs f in a write transaction.
 func (db *DB) write(ctx context.Context, f func(writeTx) error) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error { return f(writeTx{ctx, tx, &db.q}) })
 }
 
-func (t writeTx) release(id string) (distribution.Release, error) {
-	return scanRelease(t.stmt(t.q.releaseW).QueryRowContext(t.ctx, id))
+// Release implements store.ReleaseTx.
+func (t writeTx) Release(id string) (distribution.Release, error) {
+	return store.ScanRelease(t.stmt(t.q.releaseW).QueryRowContext(t.ctx, id))
 }
 
-// authorize checks that by may write to an existing plugin: an admin, or
-// one of its owners. It reports whether the plugin exists; writing to a
-// plugin that does not exist is for the caller to judge.
-func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
+// Authorize implements store.ReleaseTx.
+func (t writeTx) Authorize(by store.Actor, pluginID string) (bool, error) {
 	found, err := exists(t.ctx, t.stmt(t.q.pluginExists), pluginID)
 	if err != nil || !found || by.Admin {
 		return found, err
@@ -84,22 +75,12 @@ func (t writeTx) authorize(by store.Actor, pluginID string) (bool, error) {
 // checkQuota fails with a *QuotaError when counting with s finds max or
 // more rows; max <= 0 means no quota.
 func (t writeTx) checkQuota(s *sql.Stmt, quota string, max int, args ...any) error {
-	if max <= 0 {
-		return nil
-	}
-	n, err := count(t.ctx, t.stmt(s), args...)
-	if err != nil {
-		return err
-	}
-	if n >= max {
-		return &store.QuotaError{Quota: quota, Max: max}
-	}
-	return nil
+	return store.CheckQuota(quota, max, func() (int, error) { return count(t.ctx, t.stmt(s), args...) })
 }
 
-// setChannel points a channel at a release, checking the channel quota
-// when the channel is new.
-func (t writeTx) setChannel(pluginID, channel, releaseID string, max int) error {
+// SetChannel implements store.ReleaseTx: the quota counts only when the
+// channel is new.
+func (t writeTx) SetChannel(pluginID, channel, releaseID string, max int) error {
 	known, err := exists(t.ctx, t.stmt(t.q.channelExists), pluginID, channel)
 	if err != nil {
 		return err
@@ -119,11 +100,11 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 	created := false
 	var stored distribution.Release
 	err := db.write(ctx, func(t writeTx) error {
-		found, err := t.authorize(nr.By, r.PluginID)
+		found, err := t.Authorize(nr.By, r.PluginID)
 		if err != nil {
 			return err
 		}
-		old, err := t.release(r.ID)
+		old, err := t.Release(r.ID)
 		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
 			return err
 		}
@@ -144,10 +125,10 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 				return err
 			}
 		}
-		if err := t.setChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
+		if err := t.SetChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
 			return err
 		}
-		stored, err = t.release(r.ID)
+		stored, err = t.Release(r.ID)
 		return err
 	})
 	if err != nil {
@@ -156,27 +137,18 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 	return stored, created, nil
 }
 
+// SetYanked implements store.ReleaseTx.
+func (t writeTx) SetYanked(releaseID string, yanked bool) error {
+	_, err := t.stmt(t.q.setYanked).ExecContext(t.ctx, yanked, releaseID)
+	return err
+}
+
 // SetChannel implements store.Store.
 func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.write(ctx, func(t writeTx) error {
-		found, err := t.authorize(c.By, c.PluginID)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return store.ErrNotFound
-		}
-		rel, err = t.release(c.ReleaseID)
-		switch {
-		case err != nil:
-			return err
-		case rel.PluginID != c.PluginID:
-			return store.ErrNotFound
-		case rel.Yanked:
-			return store.ErrYanked
-		}
-		return t.setChannel(c.PluginID, c.Channel, c.ReleaseID, c.MaxChannels)
+	err := db.write(ctx, func(t writeTx) (err error) {
+		rel, err = store.ChangeChannel(t, c)
+		return err
 	})
 	return rel, err
 }
@@ -184,19 +156,9 @@ func (db *DB) SetChannel(ctx context.Context, c store.ChannelChange) (distributi
 // SetYanked implements store.Store.
 func (db *DB) SetYanked(ctx context.Context, by store.Actor, releaseID string, yanked bool) (distribution.Release, error) {
 	var rel distribution.Release
-	err := db.write(ctx, func(t writeTx) error {
-		var err error
-		if rel, err = t.release(releaseID); err != nil {
-			return err
-		}
-		if _, err := t.authorize(by, rel.PluginID); err != nil {
-			return err
-		}
-		if _, err := t.stmt(t.q.setYanked).ExecContext(ctx, yanked, releaseID); err != nil {
-			return err
-		}
-		rel.Yanked = yanked
-		return nil
+	err := db.write(ctx, func(t writeTx) (err error) {
+		rel, err = store.ChangeYanked(t, by, releaseID, yanked)
+		return err
 	})
 	return rel, err
 }

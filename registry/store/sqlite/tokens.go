@@ -3,30 +3,12 @@ package sqlite
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/plugkit/plugkit/registry/store"
 )
 
 const tokenColumns = `id, name, role, created_at, revoked_at`
-
-func scanToken(s scanner) (store.Token, error) {
-	var t store.Token
-	var created int64
-	var revoked sql.NullInt64
-	err := s.Scan(&t.ID, &t.Name, &t.Role, &created, &revoked)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, store.ErrNotFound
-	}
-	t.CreatedAt = time.Unix(0, created).UTC()
-	if revoked.Valid {
-		r := time.Unix(0, revoked.Int64).UTC()
-		t.RevokedAt = &r
-	}
-	return t, err
-}
 
 // AddToken implements store.Tokens.
 func (db *DB) AddToken(ctx context.Context, t store.Token, sum [sha256.Size]byte) error {
@@ -42,24 +24,16 @@ func (db *DB) ListTokens(ctx context.Context) ([]store.Token, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []store.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return store.CollectRows(rows, store.ScanToken)
 }
 
 // RevokeToken implements store.Tokens.
 func (db *DB) RevokeToken(ctx context.Context, id string) (store.Token, error) {
-	return scanToken(db.w.QueryRowContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?)
+	return store.ScanToken(db.w.QueryRowContext(ctx, `UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?)
 		WHERE id = ? RETURNING `+tokenColumns, time.Now().UnixNano(), id))
 }
 
 // TokenBySum implements store.Tokens.
 func (db *DB) TokenBySum(ctx context.Context, sum [sha256.Size]byte) (store.Token, error) {
-	return scanToken(db.r.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE sum = ? AND revoked_at IS NULL`, sum[:]))
+	return store.ScanToken(db.r.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE sum = ? AND revoked_at IS NULL`, sum[:]))
 }

@@ -243,6 +243,13 @@ func testOwnerChanges(t *testing.T, s store.Store) {
 	if _, err := s.ChangeOwners(ctx, "nope", store.Grant, "bob"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("grant on an unknown plugin: %v", err)
 	}
+	before, _ := s.Owners(ctx, "alpha")
+	if _, err := s.ChangeOwners(ctx, "alpha", store.OwnerOp("adopt"), "dave"); err == nil {
+		t.Fatal("an unknown owner operation was accepted")
+	}
+	if after, _ := s.Owners(ctx, "alpha"); !slices.Equal(before, after) {
+		t.Fatalf("a refused owner operation changed the owners: %v, then %v", before, after)
+	}
 }
 
 func testOwnerless(t *testing.T, s store.Store) {
