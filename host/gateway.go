@@ -11,7 +11,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,7 +36,8 @@ type GatewayOptions struct {
 	// plugins (lists, calls, prompts, reads) until it is closed, so that
 	// the gateway answers the MCP handshake while the plugins are still
 	// being verified and loaded: start-up does not grow with the number
-	// of plugins. Give the host its plugins (Host.Set), then close Ready.
+	// of plugins. Give the host its plugins (Host.Set), then close Ready;
+	// that first Set is no news to clients, who have seen no list yet.
 	Ready <-chan struct{}
 }
 
@@ -59,7 +59,6 @@ type Gateway struct {
 	srv      *mcp.Server
 	pageSize int
 	ready    <-chan struct{}
-	listed   atomic.Bool // a client asked for a list (or an item), so it may hold a stale one
 }
 
 // NewGateway returns the gateway of h.
@@ -104,13 +103,7 @@ const (
 )
 
 // Notify tells every connected client that the lists c names changed.
-// Until a client has asked for a list none can hold a stale one, and
-// nothing is sent: a host's first plugins (see GatewayOptions.Ready) are
-// no news.
 func (g *Gateway) Notify(c Change) {
-	if !g.listed.Load() {
-		return
-	}
 	// The SDK sends list_changed notifications (to sessions of every
 	// protocol version, debounced) when items are added or removed, and
 	// offers no other way to send them: a sentinel added and removed at
@@ -141,9 +134,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			// Before the host is read, so that no change can slip
-			// between this answer and Notify.
-			g.listed.Store(true)
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:

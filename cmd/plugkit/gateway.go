@@ -134,7 +134,14 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 		return err
 	}
 	var gw *host.Gateway
-	opts.OnChange = func(c host.Change) { gw.Notify(c) }
+	// The changes Set makes are told to clients by reload, after it, and
+	// the first one never (no client has seen a list yet); OnChange only
+	// relays what servers announce.
+	opts.OnChange = func(c host.Change) {
+		if len(c.Added)+len(c.Updated)+len(c.Removed) == 0 {
+			gw.Notify(c)
+		}
+	}
 	h, err := host.New(plugins, opts)
 	if err != nil {
 		src.cleanup()
@@ -146,7 +153,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		src.watch(wctx, h, f.watch, ready)
+		src.watch(wctx, h, gw, f.watch, ready)
 	}()
 	// The watcher stops before the host closes and the unpacked plugins
 	// go: a reload must not race with either.
@@ -366,7 +373,7 @@ func (s *gatewaySource) cleanup() {
 // watch loads the home's plugins (serving the home) and closes ready, then
 // reloads the plugins when the home's lock file changes (serving the
 // home) or on SIGHUP, until ctx ends.
-func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.Duration, ready chan<- struct{}) {
+func (s *gatewaySource) watch(ctx context.Context, h *host.Host, gw *host.Gateway, interval time.Duration, ready chan<- struct{}) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -376,7 +383,7 @@ func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.D
 	if s.installed != nil {
 		last, _ = os.Stat(s.home.LockPath())
 		begin := time.Now()
-		s.reload(ctx, h)
+		s.reload(ctx, h, nil)
 		s.log.Info("plugins loaded", "plugins", len(h.Plugins()), "elapsed", time.Since(begin).Round(time.Millisecond))
 	}
 	close(ready)
@@ -395,20 +402,24 @@ func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.D
 			}
 			last = fi
 		}
-		s.reload(ctx, h)
+		s.reload(ctx, h, gw)
 	}
 }
 
-// reload gives h the plugins to serve now; a failure is logged, and h
-// keeps serving what it served.
-func (s *gatewaySource) reload(ctx context.Context, h *host.Host) {
+// reload gives h the plugins to serve now and tells gw's clients what
+// changed (unless gw is nil); a failure is logged, and h keeps serving
+// what it served.
+func (s *gatewaySource) reload(ctx context.Context, h *host.Host, gw *host.Gateway) {
 	plugins, retire, err := s.plugins(ctx)
 	if err != nil {
 		s.log.Error("reloading plugins", "reason", err.Error())
 		return
 	}
-	if _, err := h.Set(plugins); err != nil {
+	ch, err := h.Set(plugins)
+	if err != nil {
 		s.log.Error("reloading plugins", "reason", err.Error())
+	} else if gw != nil {
+		gw.Notify(ch)
 	}
 	retire()
 }
