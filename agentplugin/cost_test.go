@@ -48,6 +48,8 @@ func loader(t *testing.T, sh hostile.Shape, size int, diags *int) func() {
 		switch {
 		case err != nil && !rejected:
 			t.Fatalf("%s: %v", sh.Name, err)
+		case rejected != sh.Rejected:
+			t.Fatalf("%s: rejected %v, want %v", sh.Name, rejected, sh.Rejected)
 		case pkg != nil:
 			ds = pkg.Diagnostics
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/internal/jsontree"
+	"github.com/plugkit/plugkit/skill"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -16,6 +17,9 @@ type Limits struct {
 	MaxJSONDepth   int // nesting of plugin.json and mcp.json (default 64)
 	MaxSkills      int // skills discovered (default 10,000)
 	MaxServers     int // MCP server entries (default 1,000)
+	// Skill bounds the parsing of each SKILL.md (package skill's
+	// defaults when zero).
+	Skill skill.Limits
 }
 
 func (l Limits) withDefaults() Limits {

@@ -38,7 +38,7 @@ func (l *loader) skills() {
 		return
 	}
 	steps := l.discoverSkills()
-	parseSkills(steps, skill.Options{Strict: l.opts.StrictSkills})
+	parseSkills(steps, skill.Options{Strict: l.opts.StrictSkills, Limits: l.limits.Skill})
 	seen := map[string]string{}
 	for _, st := range steps {
 		if st.job == nil {

@@ -2,15 +2,20 @@ package agentplugin_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/internal/testtree"
+	"github.com/plugkit/plugkit/skill"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -372,6 +377,15 @@ func TestDiagnosticLimits(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(pkg.Diagnostics, func(d agentplugin.Diagnostic) bool { return d.Code == agentplugin.CodeMCPServersLimit }) {
 		t.Errorf("server limit not reported: %v", err)
 	}
+	// Each SKILL.md is held to Limits.Skill.
+	s, _ = snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(minimal),
+		"skills/demo/SKILL.md": []byte("---\nname: demo\ndescription: " + strings.Repeat("d", 300) + "\n---\nBody\n")})
+	for limit, skills := range map[int]int{0: 1, 200: 0} {
+		pkg, err = agentplugin.Load(s, agentplugin.Options{Limits: agentplugin.Limits{Skill: skill.Limits{MaxFrontmatterBytes: limit}}})
+		if err != nil || len(pkg.Skills) != skills {
+			t.Errorf("MaxFrontmatterBytes %d: %d skills, %v", limit, len(pkg.Skills), err)
+		}
+	}
 }
 
 func TestJSONDepthLimit(t *testing.T) {
@@ -420,5 +434,51 @@ func TestSkillContents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(pkg.Extensions, []string{"com.example.client"}) || !reflect.DeepEqual(pkg.ExtensionDirectories, []string{"com.example.client"}) {
 		t.Errorf("extensions %v dirs %v", pkg.Extensions, pkg.ExtensionDirectories)
+	}
+}
+
+// TestSpec5_2_NeverRetrievesSchema: "Clients MUST NOT retrieve a schema
+// while loading a plugin" (5.2, and 7.2.1 for mcp.json). A plugin whose
+// plugin.json or mcp.json names a schema served on 127.0.0.1 is loaded
+// without one request reaching that server; and no package the loader is
+// built from has an HTTP client.
+func TestSpec5_2_NeverRetrievesSchema(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{"type": "object"}`))
+	}))
+	defer srv.Close()
+	for name, files := range map[string]map[string][]byte{
+		"manifest": {"plugin.json": []byte(`{"$schema": "` + srv.URL + `/plugin.schema.json", "name": "demo"}`)},
+		"mcp": {"plugin.json": []byte(minimal),
+			"mcp.json": []byte(`{"$schema": "` + srv.URL + `/mcp.schema.json", "mcpServers": {}}`)},
+	} {
+		s, _ := snapshot.FromFiles(files)
+		pkg, err := agentplugin.Load(s, agentplugin.Options{})
+		if pkg != nil && pkg.MCP == agentplugin.MCPConfigured {
+			t.Errorf("%s: a schema plugkit does not know was accepted", name)
+		}
+		if err != nil && !errors.Is(err, agentplugin.ErrRejected) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the loader sent %d requests for a schema", n)
+	}
+
+	// go test puts its own go command first on PATH.
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/plugkit/plugkit/skill") {
+		t.Fatalf("go list -deps does not list the loader's packages: %v", deps)
+	}
+	for _, client := range []string{"net/http", "crypto/tls", "net/rpc", "os/exec"} {
+		if slices.Contains(deps, client) {
+			t.Errorf("the loader is built with %s", client)
+		}
 	}
 }

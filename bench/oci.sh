@@ -40,18 +40,24 @@ env -u AWS_CA_BUNDLE docker-registry serve "$work/registry.yml" >"$work/registry
 reg_pid=$!
 for _ in $(seq 100); do curl -fs "http://$host/v2/" >/dev/null && break; sleep 0.1; done
 
-# best NAME CMD...: keep the smallest wall time of CMD in best_NAME (seconds).
+# best NAME CMD...: keep the smallest wall time of CMD in NAME and the
+# smallest CPU time (user + sys, children included) in cpu_NAME, in seconds.
+# On a loaded machine the CPU figures are the steadier ones.
 best() {
 	local name=$1; shift
-	local real
-	{ TIMEFORMAT='%R'; time "$@" >/dev/null 2>"$work/err"; } 2>"$work/time" || {
+	local real user sys
+	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>"$work/err"; } 2>"$work/time" || {
 		echo "bench/oci.sh: $name failed: $*" >&2; cat "$work/err" >&2; exit 1; }
-	read -r real <"$work/time"
-	if [ -z "${!name:-}" ] || awk -v x="$real" -v y="${!name}" 'BEGIN { exit !(x < y) }'; then
-		printf -v "$name" '%s' "$real"
+	read -r real user sys <"$work/time"
+	keep_min "$name" "$real"
+	keep_min "cpu_$name" "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')"
+}
+keep_min() {
+	if [ -z "${!1:-}" ] || awk -v x="$2" -v y="${!1}" 'BEGIN { exit !(x < y) }'; then
+		printf -v "$1" '%s' "$2"
 	fi
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 n=0
 # fresh CASE sets repo to a repository nothing was pushed to yet.
 fresh() { n=$((n + 1)); repo="$host/run$n/$1"; }
@@ -70,6 +76,7 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	cfg_digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["config"]["digest"].split(":")[1])' "$manifest")
 	cp "$work/$name.layout/blobs/sha256/$cfg_digest" "$work/$name.config.json"
 	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx
+	unset cpu_pk_push cpu_pk_pack cpu_raw_push cpu_pk_pull cpu_raw_pull cpu_packpush cpu_pullx
 	# packpush_cmd CASE SRC and pullx_cmd CASE take the case as an argument:
 	# best's own local "name" shadows the loop's.
 	packpush_cmd() {
@@ -94,8 +101,8 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 		(cd "$work/$name.blobs" && best raw_push "$oras" push --plain-http --artifact-type application/vnd.colossus.agent-plugin.v1 \
 			--config "$work/$name.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
 			"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
-			echo "$raw_push" >"$work/raw_push")
-		raw_push=$(cat "$work/raw_push")
+			echo "$raw_push $cpu_raw_push" >"$work/raw_push")
+		read -r raw_push cpu_raw_push <"$work/raw_push"
 		rm -rf "$work/$name.pulled" "$work/$name.oras"
 		best pk_pull "$work/plugkit" pull "oci://$pullrepo:1" "$work/$name.pulled" --plain-http
 		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$pullrepo:1"
@@ -107,6 +114,8 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$pullx" "$(ratio "$pk_pull" "$pullx")" "plugkit pull vs oras pull + tar -xzf; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "push cpu" "$cpu_pk_push" "$cpu_packpush" "$(ratio "$cpu_pk_push" "$cpu_packpush")" "user+sys; plugkit pack alone $cpu_pk_pack"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "pull cpu" "$cpu_pk_pull" "$cpu_pullx" "$(ratio "$cpu_pk_pull" "$cpu_pullx")" "user+sys"
 done
 
 # Export: 100 plugins, each with a referrer, in one layout.
@@ -120,12 +129,12 @@ for i in $(seq 100); do
 	(cd "$work" && "$oras" attach --oci-layout --artifact-type application/vnd.example.signature "$lay@$d" "sig$i.txt" >/dev/null)
 	digests+=("oci-layout:$lay@$d")
 done
-unset pk_export raw_export
+unset pk_export raw_export cpu_pk_export cpu_raw_export
 for _ in $(seq "$RUNS"); do
 	best pk_export "$work/plugkit" export "${digests[@]}" "$work/many.tar"
 	best raw_export tar -cf "$work/raw.tar" -C "$lay" .
 done
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
 	"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
-echo "CPU of one export (user+sys): $( { TIMEFORMAT='%U %S'; time "$work/plugkit" export "${digests[@]}" "$work/many.tar" >/dev/null; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }'), of tar -cf: $( { TIMEFORMAT='%U %S'; time tar -cf "$work/raw.tar" -C "$lay" .; } 2>&1 | awk '{ printf "%.2f s", $1 + $2 }')"
+printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" "exp cpu" "$cpu_pk_export" "$cpu_raw_export" "$(ratio "$cpu_pk_export" "$cpu_raw_export")" "user+sys"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -30,6 +30,8 @@ type InstallOptions struct {
 	// HOME/policy.json): the plugins installed and those already installed
 	// must all satisfy it. Without it the home's policy, if any, applies.
 	Policy *trust.Policy
+	// Progress, when set, is told as each source has been read.
+	Progress Progress
 }
 
 // Install reads each source, refuses a plugin with error diagnostics,
@@ -43,11 +45,13 @@ type InstallOptions struct {
 func (h *Home) Install(ctx context.Context, srcs []source.Source, opts InstallOptions) (*Result, error) {
 	var all []*fetched
 	seen := map[string]Source{}
+	progress := newCounter(opts.Progress, len(srcs))
 	for _, src := range srcs {
 		f, err := h.fetch(ctx, src)
 		if err != nil {
 			return nil, err
 		}
+		progress.step()
 		if other, dup := seen[f.pkg.Name]; dup {
 			return nil, fmt.Errorf("%w: %s and %s both hold plugin %s", ErrConflict, other, f.src, f.pkg.Name)
 		}

@@ -12,6 +12,9 @@ type SyncOptions struct {
 	KeepData bool
 	// Parallel is how many plugins are fetched at once (default 4).
 	Parallel int
+	// Progress, when set, is told as each plugin's tree has been checked
+	// (and fetched again if it had to be).
+	Progress Progress
 }
 
 // Sync makes the home match its lock file exactly: every tree the lock
@@ -40,6 +43,7 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		par = 4
 	}
 	sem := make(chan struct{}, par)
+	progress := newCounter(opts.Progress, n)
 	var wg sync.WaitGroup
 	for i := range w.lock.Plugins {
 		e := &w.lock.Plugins[i]
@@ -51,7 +55,9 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 			wrote[i], errs[i] = w.syncTree(ctx, e)
 			if errs[i] != nil {
 				cancel()
+				return
 			}
+			progress.step()
 		}()
 	}
 	wg.Wait()

@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,15 @@ func TestSyncSecondHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if _, err := h1.Install(ctx, []source.Source{pathSource(kvDir), pathSource(arc), regSrc}, InstallOptions{Consent: yes(&n)}); err != nil {
+	var installSteps, syncSteps []string
+	record := func(steps *[]string) Progress {
+		return func(done, total int) { *steps = append(*steps, fmt.Sprintf("%d/%d", done, total)) }
+	}
+	if _, err := h1.Install(ctx, []source.Source{pathSource(kvDir), pathSource(arc), regSrc}, InstallOptions{Consent: yes(&n), Progress: record(&installSteps)}); err != nil {
 		t.Fatal(err)
+	}
+	if got := strings.Join(installSteps, " "); got != "1/3 2/3 3/3" {
+		t.Errorf("install progress: %s", got)
 	}
 	if n != 3 {
 		t.Errorf("consent asked %d times for 3 new plugins", n)
@@ -48,9 +56,12 @@ func TestSyncSecondHome(t *testing.T) {
 
 	h2 := registryHome(t, filepath.Join(dir, "home2"))
 	writeFile(t, h2.LockPath(), readFile(t, h1.LockPath()))
-	res, err := h2.Sync(ctx, SyncOptions{})
+	res, err := h2.Sync(ctx, SyncOptions{Progress: record(&syncSteps)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := strings.Join(syncSteps, " "); got != "1/3 2/3 3/3" {
+		t.Errorf("sync progress: %s", got)
 	}
 	for _, c := range res.Changes {
 		if c.Action != ActionRestore {

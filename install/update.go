@@ -20,6 +20,9 @@ type UpdateOptions struct {
 	// once committed ("updated", or "installed" when it was up to date);
 	// a failed report is in its Change, as for Install.
 	Report bool
+	// Progress, when set, is told as each plugin's source has been read
+	// again.
+	Progress Progress
 }
 
 // Update reads the source of each named plugin again (every installed
@@ -82,11 +85,13 @@ func (s *state) planUpdate(ctx context.Context, names []string, opts UpdateOptio
 	}
 	res := &Result{}
 	var all []*fetched
+	progress := newCounter(opts.Progress, len(entries))
 	for _, e := range entries {
 		f, err := s.h.fetch(ctx, e.Source.parsed())
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: reading %s: %w", e.Name, e.Source, err)
 		}
+		progress.step()
 		if f.pkg.Name != e.Name {
 			return nil, nil, fmt.Errorf("%s: %w: %s now holds plugin %q", e.Name, ErrSourceChanged, e.Source, f.pkg.Name)
 		}

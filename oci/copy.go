@@ -33,6 +33,13 @@ func Copy(ctx context.Context, src GraphSource, sel string, dst Target, tag stri
 	if err != nil {
 		return nil, err
 	}
+	return CopyPulled(ctx, src, p, dst, tag)
+}
+
+// CopyPulled is Copy of a plugin Pull has already read and checked from
+// src: a caller that must not create dst before the plugin is known good
+// (a new layout directory) pulls first, then opens dst.
+func CopyPulled(ctx context.Context, src GraphSource, p *Plugin, dst Target, tag string) (*Copied, error) {
 	// The checked blobs go from memory; the referrers are copied by oras,
 	// which skips what dst has already.
 	if _, err := Push(ctx, dst, &p.Artifact, tag); err != nil {

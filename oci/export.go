@@ -4,11 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/errdef"
 
 	"github.com/plugkit/plugkit/archive"
 )
@@ -32,28 +39,22 @@ const layoutFile = `{"imageLayoutVersion":"1.0.0"}`
 // (sorted: each plugin under its Name, every referrer untagged with its
 // artifactType, since a layout reader finds nothing index.json does not
 // list) and oci-layout. The same content always gives the same bytes.
-// Blobs are staged in a temporary directory under tmpDir ("" for the
-// system's), removed on return.
+// Blobs are staged in a temporary file in tmpDir ("" for the system's),
+// removed on return.
 func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string, opts PullOptions) ([]*Copied, error) {
-	stage, err := os.MkdirTemp(tmpDir, ".plugkit-export-*")
+	st, err := newStage(tmpDir)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(stage)
-	layout, err := OpenLayout(ctx, filepath.Join(stage, "layout"), true)
+	defer st.remove()
+	copied, err := copyAll(ctx, items, st, opts)
 	if err != nil {
 		return nil, err
 	}
-	layout.rw.AutoSaveIndex = false // the tar gets its own index.json
-	var copied []*Copied
 	var entries []ocispec.Descriptor
 	seen := map[string]bool{}
-	for _, it := range items {
-		c, err := Copy(ctx, it.Source, it.Selector, layout, "", opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", it.Selector, err)
-		}
-		copied = append(copied, c)
+	for i, it := range items {
+		c := copied[i]
 		d := indexEntry(c.Plugin.Descriptor)
 		if it.Name != "" {
 			d.Annotations = map[string]string{annotationRefName: it.Name}
@@ -70,36 +71,132 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 	if err != nil {
 		return nil, err
 	}
-	if err := writeLayoutTar(w, filepath.Join(stage, "layout"), index); err != nil {
+	if err := st.writeTar(w, index); err != nil {
 		return nil, err
 	}
 	return copied, nil
 }
 
-// indexEntry is the descriptor index.json lists for a manifest: media
-// type, digest, size and artifactType only.
-func indexEntry(d ocispec.Descriptor) ocispec.Descriptor {
-	return ocispec.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, ArtifactType: d.ArtifactType}
+// copyAll copies the items into dst, as many at once as there are CPUs:
+// checking each plugin (unpacking and loading it) is most of an export's
+// work. After a failure the error returned is that of the first item, in
+// the order given, among those that failed.
+func copyAll(ctx context.Context, items []ExportItem, dst Target, opts PullOptions) ([]*Copied, error) {
+	copied := make([]*Copied, len(items))
+	errs := make([]error, len(items))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, it := range items {
+		g.Go(func() error {
+			if copied[i], errs[i] = Copy(ctx, it.Source, it.Selector, dst, "", opts); errs[i] != nil {
+				errs[i] = fmt.Errorf("%s: %w", it.Selector, errs[i])
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return copied, nil
 }
 
-// writeLayoutTar writes the blobs of the layout directory dir (never its
-// ingest/ staging area nor its own index.json), then index and oci-layout.
-func writeLayoutTar(w io.Writer, dir string, index []byte) error {
-	tw := archive.NewTarWriter(w)
-	blobs := filepath.Join(dir, ocispec.ImageBlobsDir)
-	algs, err := os.ReadDir(blobs) // sorted by name
+// stage is where Export gathers blobs before it writes the tar: one spool
+// file they are appended to, each checked against its descriptor as it is
+// written, and where each lies in it. Staging each blob as a file of its
+// own, as oras-go's layout store does (through a temporary file renamed
+// into place, with every manifest read again to index it), cost more than
+// the rest of an export. A stage keeps no tags.
+type stage struct {
+	f     *os.File
+	mu    sync.Mutex // held while a blob is appended
+	end   int64
+	blobs map[digest.Digest]stagedBlob
+}
+
+type stagedBlob struct{ offset, size int64 }
+
+func newStage(dir string) (*stage, error) {
+	f, err := os.CreateTemp(dir, ".plugkit-export-*")
 	if err != nil {
+		return nil, err
+	}
+	return &stage{f: f, blobs: map[digest.Digest]stagedBlob{}}, nil
+}
+
+// remove deletes the spool file.
+func (s *stage) remove() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
+// Push appends the blob; one already staged is errdef.ErrAlreadyExists.
+func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) error {
+	if _, err := blobName(desc.Digest); err != nil {
 		return err
 	}
-	for _, alg := range algs {
-		files, err := os.ReadDir(filepath.Join(blobs, alg.Name()))
-		if err != nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.blobs[desc.Digest]; ok {
+		return fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
+	}
+	vr := content.NewVerifyReader(r, desc)
+	_, err := io.Copy(io.NewOffsetWriter(s.f, s.end), vr)
+	if err == nil {
+		err = vr.Verify()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", desc.Digest, err) // the next blob overwrites what was written
+	}
+	s.blobs[desc.Digest] = stagedBlob{s.end, desc.Size}
+	s.end += desc.Size
+	return nil
+}
+
+// Exists reports whether the blob is staged.
+func (s *stage) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.blobs[desc.Digest]
+	return ok, nil
+}
+
+// Fetch reads a staged blob.
+func (s *stage) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	s.mu.Lock()
+	b, ok := s.blobs[desc.Digest]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", desc.Digest, errdef.ErrNotFound)
+	}
+	return io.NopCloser(io.NewSectionReader(s.f, b.offset, b.size)), nil
+}
+
+// Resolve finds nothing: a stage keeps no names.
+func (s *stage) Resolve(_ context.Context, ref string) (ocispec.Descriptor, error) {
+	return ocispec.Descriptor{}, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
+}
+
+// Tag is not supported: Export names plugins in its own index.json.
+func (s *stage) Tag(context.Context, ocispec.Descriptor, string) error {
+	return errdef.ErrUnsupported
+}
+
+// writeTar writes the staged blobs as blobs/ALG/HEX in name order, then
+// index and oci-layout, as a layout tar.
+func (s *stage) writeTar(w io.Writer, index []byte) error {
+	names := make(map[string]stagedBlob, len(s.blobs))
+	for d, b := range s.blobs {
+		name, _ := blobName(d) // Push checked it
+		names[name] = b
+	}
+	tw := archive.NewTarWriter(w)
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		b := names[name]
+		if err := tw.WriteFile(name, 0o644, b.size, io.NewSectionReader(s.f, b.offset, b.size)); err != nil {
 			return err
-		}
-		for _, f := range files {
-			if err := writeBlob(tw, filepath.Join(blobs, alg.Name(), f.Name()), ocispec.ImageBlobsDir+"/"+alg.Name()+"/"+f.Name()); err != nil {
-				return err
-			}
 		}
 	}
 	for _, f := range []struct{ name, data string }{{ocispec.ImageIndexFile, string(index)}, {ocispec.ImageLayoutFile, layoutFile}} {
@@ -110,15 +207,8 @@ func writeLayoutTar(w io.Writer, dir string, index []byte) error {
 	return tw.Close()
 }
 
-func writeBlob(tw *archive.TarWriter, path, name string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return tw.WriteFile(name, 0o644, fi.Size(), f)
+// indexEntry is the descriptor index.json lists for a manifest: media
+// type, digest, size and artifactType only.
+func indexEntry(d ocispec.Descriptor) ocispec.Descriptor {
+	return ocispec.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, ArtifactType: d.ArtifactType}
 }

@@ -7,18 +7,30 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/oci"
 )
 
-// run runs a program nobody here wrote and returns its stdout.
+// run runs a program nobody here wrote, with an empty Docker config, and
+// returns its stdout.
 func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	return runWith(t, "DOCKER_CONFIG="+t.TempDir(), "", name, args...)
+}
+
+// runWith runs a program nobody here wrote with env added to the
+// environment and stdin as its input, and returns its stdout.
+func runWith(t *testing.T, env, stdin, name string, args ...string) []byte {
 	t.Helper()
 	bin := testservice.Binary(t, name, "see .ci/run")
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+t.TempDir(), "HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), env, "HOME="+t.TempDir())
+	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -96,5 +108,33 @@ func TestInteropOras(t *testing.T) {
 	}
 	if len(disc.Referrers) != 1 || disc.Referrers[0].Digest != c.Referrers[0].Digest.String() {
 		t.Fatalf("oras discover on the copy: %s", b)
+	}
+}
+
+// plugkit and oras share credentials through the Docker config: what
+// `oras login` stores, plugkit pushes with; what plugkit's Login stores,
+// `oras pull` reads with.
+func TestInteropOrasLoginSharesCredentials(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartAuthRegistry(t, "alice", "s3cret")
+	cfg := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", cfg)
+	env := "DOCKER_CONFIG=" + cfg
+	runWith(t, env, "s3cret\n", "oras", "login", "--plain-http", "-u", "alice", "--password-stdin", reg.Host)
+	opts, repo := dockerRepository(t, reg)
+	store := opts.Credentials
+	a := exampleArtifact(t)
+	mustPush(t, repo, a, "1.2.0")
+
+	if err := oci.Logout(ctx, store, reg.Host); err != nil {
+		t.Fatal(err)
+	}
+	if err := oci.Login(ctx, store, reg.Host, auth.Credential{Username: "alice", Password: "s3cret"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	runWith(t, env, "", "oras", "pull", "--plain-http", "-o", out, reg.Host+"/plugins/release-notes:1.2.0")
+	if got, err := os.ReadFile(filepath.Join(out, "release-notes.tar.gz")); err != nil || !bytes.Equal(got, a.Layer) {
+		t.Fatalf("oras pull with plugkit's login: %v", err)
 	}
 }

@@ -1,17 +1,15 @@
 package oci
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	orasoci "oras.land/oras-go/v2/content/oci"
@@ -27,54 +25,51 @@ var ErrReadOnly = errors.New("layout is read-only")
 // It is a Source for Pull and Copy and, opened for writing, a destination.
 type Layout struct {
 	path string
-	tar  bool
-	ro   *orasoci.ReadOnlyStore // reading
-	rw   *orasoci.Store         // writing
+	ro   *layoutReader  // reading
+	rw   *orasoci.Store // writing
 }
 
-// graphStore is what both oras-go layout stores offer.
+// graphStore is what both layout stores offer.
 type graphStore interface {
 	content.ReadOnlyGraphStorage
 	Resolve(ctx context.Context, reference string) (ocispec.Descriptor, error)
 }
 
 // OpenLayout opens the layout at path. For reading, path must be a layout
-// directory or a tar of one, and nothing is written. For writing, path is
-// a directory, created when missing; call Close to write index.json sorted.
+// directory or a tar of one, and nothing is written; index.json and every
+// manifest it leads to are read and checked now. For writing, path is a
+// directory, created when missing; call Close to write index.json sorted.
 func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
 	fi, err := os.Stat(path)
 	isTar := err == nil && fi.Mode().IsRegular() || err != nil && strings.HasSuffix(path, ".tar")
-	l := &Layout{path: path, tar: isTar}
+	l := &Layout{path: path}
 	switch {
 	case write && isTar:
 		return nil, fmt.Errorf("%s: %w: a layout tar is written whole by export", path, ErrReadOnly)
 	case write:
-		l.rw, err = orasoci.NewWithContext(ctx, path)
+		if l.rw, err = orasoci.NewWithContext(ctx, path); err != nil {
+			return nil, layoutError(path, err)
+		}
+		return l, nil
 	case err != nil:
 		return nil, err
 	case !isTar && !fi.IsDir():
 		return nil, fmt.Errorf("%s: not a layout directory or tar", path)
 	}
-	if !write {
-		// index.json is checked (size, strict JSON) before oras-go reads
-		// it and every manifest it lists.
-		if _, err := l.readIndex(); err != nil {
+	var files layoutFiles = dirFiles(path)
+	if isTar {
+		if files, err = scanTar(path); err != nil {
 			return nil, err
 		}
-		if isTar {
-			l.ro, err = orasoci.NewFromTar(ctx, path)
-		} else {
-			l.ro, err = orasoci.NewFromFS(ctx, os.DirFS(path))
-		}
 	}
-	if err != nil {
-		return nil, layoutError(path, err)
+	if l.ro, err = readLayout(ctx, files, path); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
 
-// layoutError names the layout in an error of oras-go's layout stores,
-// which read every manifest index.json lists when they open: content that
+// layoutError names the layout in an error of oras-go's layout store,
+// which reads every manifest index.json lists when it opens: content that
 // does not match its descriptor is ErrDescriptor.
 func layoutError(path string, err error) error {
 	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -135,7 +130,7 @@ func (l *Layout) Close() error {
 	if err := l.rw.SaveIndex(); err != nil {
 		return err
 	}
-	idx, err := l.readIndex()
+	idx, err := l.indexFile()
 	if err != nil {
 		return err
 	}
@@ -146,38 +141,29 @@ func (l *Layout) Close() error {
 	return atomicfile.Write(filepath.Join(l.path, ocispec.ImageIndexFile), b, 0o644)
 }
 
-// readIndex reads index.json, from the directory or from the tar.
-func (l *Layout) readIndex() (*ocispec.Index, error) {
-	var b []byte
-	var err error
-	if l.tar {
-		b, err = readTarMember(l.path, ocispec.ImageIndexFile, DefaultMaxManifestBytes)
-	} else {
-		b, err = readFileMax(filepath.Join(l.path, ocispec.ImageIndexFile), DefaultMaxManifestBytes)
+// indexFile is index.json: as read at open, or as oras-go last saved it.
+func (l *Layout) indexFile() (*ocispec.Index, error) {
+	if l.ro != nil {
+		return &l.ro.index, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("OCI layout %s: %w", l.path, err)
-	}
-	var idx ocispec.Index
-	if err := strictJSON(b, &idx); err != nil {
-		return nil, fmt.Errorf("OCI layout %s: index.json: %w", l.path, err)
-	}
-	return &idx, nil
+	return readIndex(dirFiles(l.path), l.path)
 }
 
 // candidates are the plugin manifests index.json lists, each once, in
 // index order: entries of the manifest media type whose artifactType (in
 // the entry, else in the manifest) is the profile's.
 func (l *Layout) candidates(ctx context.Context) ([]ocispec.Descriptor, error) {
-	idx, err := l.readIndex()
+	idx, err := l.indexFile()
 	if err != nil {
 		return nil, err
 	}
 	var out []ocispec.Descriptor
+	seen := map[digest.Digest]bool{} // a hostile index lists thousands
 	for _, d := range idx.Manifests {
-		if d.MediaType != ManifestMediaType || slices.ContainsFunc(out, func(o ocispec.Descriptor) bool { return o.Digest == d.Digest }) {
+		if d.MediaType != ManifestMediaType || seen[d.Digest] {
 			continue
 		}
+		seen[d.Digest] = true
 		at := d.ArtifactType
 		if at == "" {
 			b, err := fetchVerified(ctx, l, d, DefaultMaxManifestBytes, "MaxManifestBytes")
@@ -195,44 +181,4 @@ func (l *Layout) candidates(ctx context.Context) ([]ocispec.Descriptor, error) {
 		}
 	}
 	return out, nil
-}
-
-// readTarMember reads the member name of the tar file at path.
-func readTarMember(tarPath, name string, limit int64) ([]byte, error) {
-	f, err := os.Open(tarPath)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil, fmt.Errorf("no %s in the tar", name)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if path.Clean(h.Name) == name && h.Typeflag == tar.TypeReg {
-			return readMax(tr, limit, name)
-		}
-	}
-}
-
-// readFileMax reads a file of at most limit bytes.
-func readFileMax(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readMax(f, limit, filepath.Base(name))
-}
-
-func readMax(r io.Reader, limit int64, name string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err == nil && int64(len(b)) > limit {
-		return nil, &LimitError{Limit: "MaxManifestBytes", Value: limit, Path: name}
-	}
-	return b, err
 }

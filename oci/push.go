@@ -3,10 +3,12 @@ package oci
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 )
 
@@ -52,7 +54,9 @@ func pushIfMissing(ctx context.Context, dst Target, desc ocispec.Descriptor, b [
 	if ok {
 		return nil
 	}
-	if err := dst.Push(ctx, desc, bytes.NewReader(b)); err != nil {
+	// Another writer (Export copies plugins at once) may have stored the
+	// same blob meanwhile: content addressed, it is the same.
+	if err := dst.Push(ctx, desc, bytes.NewReader(b)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
 		return fmt.Errorf("push %s: %w", desc.Digest, err)
 	}
 	return nil

@@ -134,3 +134,48 @@ func checkCopy(t *testing.T, src oci.GraphSource, sel string, dst oci.Store, tag
 		t.Fatalf("referrers in the destination: %v %v", preds, err)
 	}
 }
+
+// Copy carries referrers transitively: a signature of the plugin and an
+// attestation of that signature reach a layout and a registry (tag schema),
+// each still listed under its own subject; a manifest of the layout that
+// refers to nothing of the plugin stays behind.
+func TestCopyCarriesReferrersTransitively(t *testing.T) {
+	ctx := context.Background()
+	a := exampleArtifact(t)
+	l := newLayout(t)
+	goodBlobs(l, a)
+	plugin := l.manifest(oci.ManifestMediaType, a.Manifest, "1.2.0")
+	empty := l.blob("application/vnd.oci.empty.v1+json", []byte("{}"))
+	note := func(artifactType string, subject *ocispec.Descriptor) ocispec.Descriptor {
+		m := ocispec.Manifest{Versioned: specsV2, MediaType: oci.ManifestMediaType, ArtifactType: artifactType,
+			Config: empty, Layers: []ocispec.Descriptor{empty}, Subject: subject}
+		d := l.manifest(oci.ManifestMediaType, m, "")
+		d.ArtifactType = artifactType
+		return d
+	}
+	sig := note("application/vnd.example.signature", &plugin)
+	att := note("application/vnd.example.attestation", &sig)
+	note("application/vnd.example.unrelated", nil)
+	src := l.open()
+
+	reg := testservice.StartRegistry(t)
+	dir, err := oci.OpenLayout(ctx, filepath.Join(t.TempDir(), "layout"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dst := range []oci.Store{dir, repository(t, reg, "plugins/release-notes")} {
+		c, err := oci.Copy(ctx, src, "1.2.0", dst, "1.2.0", oci.PullOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Referrers) != 2 {
+			t.Fatalf("%T: referrers %+v, want the signature and its attestation", dst, c.Referrers)
+		}
+		for _, pair := range [][2]ocispec.Descriptor{{plugin, sig}, {sig, att}} {
+			preds, err := dst.Predecessors(ctx, pair[0])
+			if err != nil || len(preds) != 1 || preds[0].Digest != pair[1].Digest {
+				t.Errorf("%T: referrers of %s: %v %v, want %s", dst, pair[0].Digest, preds, err, pair[1].Digest)
+			}
+		}
+	}
+}

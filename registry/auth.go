@@ -153,10 +153,19 @@ func (a *auth) require(r *http.Request, min role, anonymousOK bool) (principal, 
 	case p.role >= min, p.role == anonymous && anonymousOK && min <= reader:
 		return p, nil
 	case p.role == anonymous:
-		return p, unauthorized(fmt.Sprintf("this request needs a %s token", min))
+		return p, unauthorized(needsToken(min))
 	}
-	return p, &apiError{status: http.StatusForbidden, code: distribution.CodeForbidden,
-		msg: fmt.Sprintf("this request needs a %s token", min)}
+	return p, &apiError{status: http.StatusForbidden, code: distribution.CodeForbidden, msg: needsToken(min)}
+}
+
+// needsToken says which token a request needs, with the article English
+// wants ("an admin token").
+func needsToken(min role) string {
+	article := "a"
+	if strings.ContainsRune("aeiou", rune(min.String()[0])) {
+		article = "an"
+	}
+	return fmt.Sprintf("this request needs %s %s token", article, min)
 }
 
 // requireRead authorizes a read.

@@ -1,6 +1,9 @@
 package skill
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +25,8 @@ func TestAliasRepeatedKeysBounded(t *testing.T) {
 		if s != nil {
 			t.Fatalf("%d bytes: accepted", size)
 		}
-		if len(problems) > MaxProblems+2 {
-			t.Errorf("%d bytes: %d problems, want at most %d", size, len(problems), MaxProblems+2)
+		if len(problems) > DefaultMaxProblems+2 {
+			t.Errorf("%d bytes: %d problems, want at most %d", size, len(problems), DefaultMaxProblems+2)
 		}
 		codes := map[string]int{}
 		for _, p := range problems {
@@ -44,12 +47,12 @@ func TestAliasRepeatedKeysBounded(t *testing.T) {
 // a problem, kept or not, is an error.
 func TestProblemsCapped(t *testing.T) {
 	lines := []string{"name: demo", "description: d"}
-	for i := range MaxProblems + 50 {
+	for i := range DefaultMaxProblems + 50 {
 		lines = append(lines, "x"+string(rune('a'+i%26))+string(rune('a'+i/26))+": v")
 	}
 	s, problems := Parse([]byte(doc(lines...)), "demo", Options{})
 	last := problems[len(problems)-1]
-	if s == nil || len(problems) != MaxProblems+1 || last.Code != "skill-problems-truncated" || last.Severity != Warning {
+	if s == nil || len(problems) != DefaultMaxProblems+1 || last.Code != "skill-problems-truncated" || last.Severity != Warning {
 		t.Fatalf("skill %v, %d problems, last %+v", s, len(problems), last)
 	}
 	s, problems = Parse([]byte(doc(append(lines, "compatibility: [x]")...)), "demo", Options{})
@@ -66,7 +69,7 @@ func TestAliasFreeWithinBudget(t *testing.T) {
 		if sh.Name == "alias-repeated-keys" || sh.Name == "alias-bomb" {
 			continue
 		}
-		for _, size := range []int{300, 4 << 10, MaxFrontmatterBytes - 100} {
+		for _, size := range []int{300, 4 << 10, DefaultMaxFrontmatterBytes - 100} {
 			_, problems := Parse(sh.Document(size), "demo", Options{})
 			for _, p := range problems {
 				if p.Code == "skill-frontmatter-too-complex" {
@@ -79,7 +82,7 @@ func TestAliasFreeWithinBudget(t *testing.T) {
 
 // TestFrontmatterCostLinear: parsing a frontmatter of any shape takes time
 // linear in its size (CPU time from 4 KiB to 60 KiB, within the
-// MaxFrontmatterBytes every SKILL.md is held to) and bounded heap.
+// DefaultMaxFrontmatterBytes every SKILL.md is held to) and bounded heap.
 func TestFrontmatterCostLinear(t *testing.T) {
 	small, large := 4<<10, 60<<10
 	growth := float64(large) / float64(small)
@@ -105,5 +108,93 @@ func TestFrontmatterCostLinear(t *testing.T) {
 				t.Errorf("%d KiB: %v, peak heap %d MiB", large>>10, c2, peak>>20)
 			}
 		})
+	}
+}
+
+// TestLimitsCanBeChanged: each of Limits' bounds is the default when zero
+// and holds at the value given, lower or higher.
+func TestLimitsCanBeChanged(t *testing.T) {
+	codes := func(problems []Problem) map[string]int {
+		m := map[string]int{}
+		for _, p := range problems {
+			m[p.Code]++
+		}
+		return m
+	}
+	big := []byte(doc("name: demo", "description: d", "x: "+strings.Repeat("a", 100<<10)))
+	if s, problems := Parse(big, "demo", Options{}); s != nil || codes(problems)["skill-frontmatter-too-large"] != 1 {
+		t.Errorf("100 KiB, default limits: %v", problems)
+	}
+	if s, problems := Parse(big, "demo", Options{Limits: Limits{MaxFrontmatterBytes: 128 << 10}}); s == nil {
+		t.Errorf("100 KiB, MaxFrontmatterBytes 128 KiB: %v", problems)
+	}
+	small := []byte(doc("name: demo", "description: d", "x: "+strings.Repeat("a", 200)))
+	if s, problems := Parse(small, "demo", Options{Limits: Limits{MaxFrontmatterBytes: 100}}); s != nil ||
+		len(problems) != 1 || problems[0].Message != "the frontmatter is larger than 100 bytes" {
+		t.Errorf("MaxFrontmatterBytes 100: %v", problems)
+	}
+
+	lines := []string{"name: demo", "description: d"}
+	for i := range 20 {
+		lines = append(lines, fmt.Sprintf("x%d: v", i))
+	}
+	many := []byte(doc(lines...))
+	s, problems := Parse(many, "demo", Options{Limits: Limits{MaxProblems: 5}})
+	if last := problems[len(problems)-1]; s == nil || len(problems) != 6 ||
+		last.Message != "15 more problems were not reported (limit MaxProblems 5)" {
+		t.Errorf("MaxProblems 5: %d problems, last %+v", len(problems), last)
+	}
+	if _, problems := Parse(many, "demo", Options{}); len(problems) != 20 {
+		t.Errorf("default MaxProblems: %d problems, want the 20", len(problems))
+	}
+
+	// 20 aliases of a 20-item list: about 450 nodes, far within the
+	// default budget of a 300-byte frontmatter (1,456 units).
+	aliased := []byte(doc("name: demo", "description: d", "metadata:",
+		"  a: &a ["+strings.TrimSuffix(strings.Repeat("x, ", 20), ", ")+"]",
+		"  b: ["+strings.TrimSuffix(strings.Repeat("*a, ", 20), ", ")+"]"))
+	if _, problems := Parse(aliased, "demo", Options{}); codes(problems)["skill-frontmatter-too-complex"] != 0 {
+		t.Errorf("default budget: %v", problems)
+	}
+	s, problems = Parse(aliased, "demo", Options{Limits: Limits{MaxFrontmatterNodes: 100}})
+	if s != nil || !slices.ContainsFunc(problems, func(p Problem) bool {
+		return p.Code == "skill-frontmatter-too-complex" && strings.Contains(p.Message, "more than 100 YAML nodes")
+	}) {
+		t.Errorf("MaxFrontmatterNodes 100: %v", problems)
+	}
+}
+
+// TestFrontmatterDepthBounded: lists and mappings nested deeper than
+// Limits.MaxFrontmatterDepth (64 by default, as for plugin.json) end the
+// decoding with skill-frontmatter-too-deep, at the node that crossed it,
+// so that a frontmatter of brackets is not kept as a Frontmatter tree tens
+// of times its size; the hostile nesting shapes are refused so.
+func TestFrontmatterDepthBounded(t *testing.T) {
+	nested := func(depth int) []byte {
+		return []byte(doc("name: demo", "description: d", "x: "+strings.Repeat("[", depth)+strings.Repeat("]", depth)))
+	}
+	if s, problems := Parse(nested(64), "demo", Options{}); s == nil {
+		t.Errorf("64 levels: %v", problems)
+	}
+	s, problems := Parse(nested(65), "demo", Options{})
+	last := problems[len(problems)-1]
+	if s != nil || last.Code != "skill-frontmatter-too-deep" || last.Line != 4 || last.Column != 4+64 ||
+		last.Message != "the frontmatter nests lists and mappings more than 64 levels deep" {
+		t.Errorf("65 levels: skill %v, problems %+v", s, problems)
+	}
+	if s, problems := Parse(nested(65), "demo", Options{Limits: Limits{MaxFrontmatterDepth: 65}}); s == nil {
+		t.Errorf("65 levels, MaxFrontmatterDepth 65: %v", problems)
+	}
+	if s, _ := Parse(nested(3), "demo", Options{Limits: Limits{MaxFrontmatterDepth: 2}}); s != nil {
+		t.Errorf("3 levels, MaxFrontmatterDepth 2: accepted")
+	}
+	for _, sh := range hostile.SkillShapes {
+		if !strings.HasSuffix(sh.Name, "-nesting") {
+			continue
+		}
+		s, problems := Parse(sh.Document(4<<10), "demo", Options{})
+		if s != nil || !slices.ContainsFunc(problems, func(p Problem) bool { return p.Code == "skill-frontmatter-too-deep" }) {
+			t.Errorf("%s: skill %v, problems %v", sh.Name, s, wantsOf(problems))
+		}
 	}
 }

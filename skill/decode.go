@@ -20,10 +20,15 @@ type checker struct {
 	// past the budget.
 	budget, limit int
 	exhausted     bool
-	// dropped counts the problems past MaxProblems; droppedErr tells
+	// maxDepth is Limits.MaxFrontmatterDepth: a list or mapping nested
+	// deeper ends the decoding, as an exhausted budget does.
+	maxDepth int
+	// maxProblems is Limits.MaxProblems; dropped counts the problems past
+	// it, and droppedErr tells
 	// whether one of them was an error.
-	dropped    int
-	droppedErr bool
+	maxProblems int
+	dropped     int
+	droppedErr  bool
 	// open holds the anchored collections being decoded, to catch an alias
 	// nested in its own anchor, which would otherwise recurse forever.
 	open map[*yaml.Node]bool
@@ -101,7 +106,7 @@ func (c *checker) keep(p Problem) {
 // drop reports whether MaxProblems problems are kept, counting the one of
 // severity sev the caller was about to add.
 func (c *checker) drop(sev Severity) bool {
-	if len(c.problems) < MaxProblems {
+	if len(c.problems) < c.maxProblems {
 		return false
 	}
 	c.dropped++
@@ -119,7 +124,7 @@ func (c *checker) result() []Problem {
 		sev = Error
 	}
 	return append(c.problems, Problem{Severity: sev, Code: "skill-problems-truncated", Line: 1, Column: 1,
-		Message: fmt.Sprintf("%d more problems were not reported (limit MaxProblems %d)", c.dropped, MaxProblems)})
+		Message: fmt.Sprintf("%d more problems were not reported (limit MaxProblems %d)", c.dropped, c.maxProblems)})
 }
 
 // value decodes n into the Frontmatter representation: scalars as written,
@@ -139,6 +144,9 @@ func (c *checker) value(n *yaml.Node) any {
 		}
 		return c.value(n.Alias)
 	case yaml.SequenceNode:
+		if !c.within(n) {
+			return nil
+		}
 		defer c.enter(n)()
 		out := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
@@ -148,6 +156,9 @@ func (c *checker) value(n *yaml.Node) any {
 		}
 		return out
 	case yaml.MappingNode:
+		if !c.within(n) {
+			return nil
+		}
 		defer c.enter(n)()
 		out := make(map[string]any, len(n.Content)/2)
 		c.pairs(n, func(key string, _, v *yaml.Node) {
@@ -158,6 +169,20 @@ func (c *checker) value(n *yaml.Node) any {
 		return out
 	}
 	return nil
+}
+
+// within reports whether the collection n, being decoded, nests no
+// deeper than maxDepth (the top-level mapping's values are at depth one).
+// The first one deeper ends the decoding with skill-frontmatter-too-deep.
+func (c *checker) within(n *yaml.Node) bool {
+	if len(c.path) <= c.maxDepth {
+		return true
+	}
+	c.exhausted = true
+	// Kept past MaxProblems too: it is why decoding stopped.
+	c.problems = append(c.problems, problemAt(Error, "skill-frontmatter-too-deep", c.here(), n,
+		fmt.Sprintf("the frontmatter nests lists and mappings more than %d levels deep", c.maxDepth)))
+	return false
 }
 
 // pairs calls fn for each entry of mapping n whose key is a scalar,

@@ -9,8 +9,8 @@
 // "---" (trailing spaces and tabs allowed), followed by the Markdown body,
 // which is kept verbatim. Lines may end in LF or CRLF. The closing "---"
 // must be a line of its own, so "description: a --- b" does not close the
-// frontmatter. A frontmatter larger than MaxFrontmatterBytes is refused
-// without being parsed.
+// frontmatter. A frontmatter larger than Limits.MaxFrontmatterBytes (64 KiB
+// by default) is refused without being parsed.
 //
 // A UTF-8 byte order mark before the opening "---" is accepted and
 // stripped, with the warning skill-bom-stripped: editors on Windows add it
@@ -28,11 +28,11 @@
 // expanded, but the work of decoding is bounded: every node visited,
 // expansions included, every mapping key and every problem costs one unit
 // of a budget of four units a byte of frontmatter plus 256, at most
-// MaxFrontmatterNodes. This defeats alias bombs ("billion laughs") and
-// aliases that multiply a mapping's problems, keeps the cost of a skill
-// proportional to its size, and no alias-free frontmatter can reach it.
-// At most MaxProblems problems are returned; a last one counts the rest.
-// Duplicate keys are an error at every level, because YAML leaves their
+// Limits.MaxFrontmatterNodes (100,000 by default). This defeats alias
+// bombs ("billion laughs") and aliases that multiply a mapping's problems,
+// keeps the cost of a skill proportional to its size, and no alias-free
+// frontmatter can reach it. At most Limits.MaxProblems problems (100 by
+// default) are returned; a last one counts the rest. Duplicate keys are an error at every level, because YAML leaves their
 // meaning undefined and tools disagree on which value wins.
 //
 // The name is normalised with Unicode NFKC and must then hold at most 64
@@ -56,9 +56,10 @@
 //	skill-bom-stripped             warning: a UTF-8 BOM preceded the opening "---" and was ignored
 //	skill-frontmatter-missing      the file does not start with a "---" line
 //	skill-frontmatter-unterminated no closing "---" line follows the opening one
-//	skill-frontmatter-too-large    the frontmatter exceeds MaxFrontmatterBytes
+//	skill-frontmatter-too-large    the frontmatter exceeds Limits.MaxFrontmatterBytes
 //	skill-frontmatter-too-complex  decoding the YAML, aliases expanded, exceeds its budget (see Values)
-//	skill-problems-truncated       more than MaxProblems problems: the count of the rest (an error when one of them is)
+//	skill-frontmatter-too-deep     lists and mappings nest deeper than Limits.MaxFrontmatterDepth (64 by default)
+//	skill-problems-truncated       more than Limits.MaxProblems problems: the count of the rest (an error when one of them is)
 //	skill-yaml-invalid             the frontmatter is not well-formed YAML
 //	skill-yaml-not-mapping         the frontmatter is empty or not a YAML mapping
 //	skill-yaml-duplicate-key       a mapping repeats a key

@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// MaxFrontmatterBytes bounds the YAML handed to the parser. Real frontmatter
-// is a few hundred bytes; the bound keeps hostile files cheap to refuse.
-const MaxFrontmatterBytes = 64 << 10
+// DefaultMaxFrontmatterBytes is the default of Limits.MaxFrontmatterBytes,
+// which bounds the YAML handed to the parser. Real frontmatter is a few
+// hundred bytes; the bound keeps hostile files cheap to refuse.
+const DefaultMaxFrontmatterBytes = 64 << 10
 
 // utf8BOM is the byte order mark some editors put before the first line.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -18,10 +19,9 @@ type split struct {
 	body []byte // everything after the closing line and its line ending
 }
 
-// splitFrontmatter finds the frontmatter. It scans at most
-// MaxFrontmatterBytes past the opening line, so its work is bounded
-// whatever the file size.
-func splitFrontmatter(content []byte) (split, []Problem) {
+// splitFrontmatter finds the frontmatter. It scans at most maxBytes past
+// the opening line, so its work is bounded whatever the file size.
+func splitFrontmatter(content []byte, maxBytes int) (split, []Problem) {
 	var problems []Problem
 	if bytes.HasPrefix(content, utf8BOM) {
 		content = content[len(utf8BOM):]
@@ -45,9 +45,9 @@ func splitFrontmatter(content []byte) (split, []Problem) {
 			return split{}, append(problems, unterminated())
 		}
 		off += len(rest[off:]) - len(after)
-		if off > MaxFrontmatterBytes {
+		if off > maxBytes {
 			return split{}, append(problems, Problem{Severity: Error, Code: "skill-frontmatter-too-large", Line: 1, Column: 1,
-				Message: fmt.Sprintf("the frontmatter is larger than %d bytes", MaxFrontmatterBytes)})
+				Message: fmt.Sprintf("the frontmatter is larger than %d bytes", maxBytes)})
 		}
 	}
 }

@@ -3,28 +3,37 @@ package skill
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxFrontmatterNodes bounds the work of decoding one frontmatter: the
-// YAML nodes visited, alias expansions included, the mapping keys and the
-// problems reported. A smaller frontmatter gets a smaller budget,
+// DefaultMaxFrontmatterNodes is the default of Limits.MaxFrontmatterNodes,
+// which bounds the work of decoding one frontmatter: the YAML nodes
+// visited, alias expansions included, the mapping keys and the problems
+// reported. A smaller frontmatter gets a smaller budget,
 // frontmatterBudget, so that the work stays proportional to its size.
 // Without aliases no frontmatter reaches its budget, so the bound only
 // stops alias bombs.
-const MaxFrontmatterNodes = 100_000
+const DefaultMaxFrontmatterNodes = 100_000
 
 // frontmatterBudget is the work allowed for a frontmatter of n bytes: four
 // units a byte (alias-free YAML needs at most two: a node and a key or a
-// problem) and a little more for aliases in a small file.
-func frontmatterBudget(n int) int { return min(MaxFrontmatterNodes, 256+4*n) }
+// problem) and a little more for aliases in a small file, at most max.
+func frontmatterBudget(n, max int) int { return min(max, 256+4*n) }
 
-// MaxProblems bounds the problems Parse returns for one SKILL.md; past it a
-// last problem, skill-problems-truncated, counts the others (an error when
-// one of them was). skill-frontmatter-too-complex, which stops decoding,
-// is kept in any case.
-const MaxProblems = 100
+// DefaultMaxFrontmatterDepth is the default of Limits.MaxFrontmatterDepth:
+// frontmatter nests two levels (metadata), and a deeper tree costs tens of
+// bytes of Frontmatter for each two bytes of "[]", so a plugin of deeply
+// nested frontmatters would hold forty times its size.
+const DefaultMaxFrontmatterDepth = 64
+
+// DefaultMaxProblems is the default of Limits.MaxProblems, which bounds the
+// problems Parse returns for one SKILL.md; past it a last problem,
+// skill-problems-truncated, counts the others (an error when one of them
+// was). skill-frontmatter-too-complex, which stops decoding, is kept in
+// any case.
+const DefaultMaxProblems = 100
 
 // lineOffset turns a YAML line into a file line: the opening "---" is
 // line 1 of the file and the first YAML line is line 2.
@@ -36,7 +45,8 @@ const lineOffset = 1
 // skill when no error Problem was found (warnings may accompany it), else
 // nil. The returned Skill keeps content as Raw without copying it.
 func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
-	sp, problems := splitFrontmatter(content)
+	limits := opts.Limits.withDefaults()
+	sp, problems := splitFrontmatter(content, limits.MaxFrontmatterBytes)
 	if hasError(problems) {
 		return nil, problems
 	}
@@ -45,9 +55,12 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 		return nil, append(problems, *p)
 	}
 	defer release()
-	budget := frontmatterBudget(len(sp.yaml))
-	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget}
-	s := &Skill{Body: string(sp.body), Raw: content}
+	budget := frontmatterBudget(len(sp.yaml), limits.MaxFrontmatterNodes)
+	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget,
+		maxDepth: limits.MaxFrontmatterDepth, maxProblems: limits.MaxProblems}
+	// Body shares Raw's memory, which the caller leaves unmodified: a copy
+	// of every body was a third of the heap of validating many skills.
+	s := &Skill{Body: unsafe.String(unsafe.SliceData(sp.body), len(sp.body)), Raw: content}
 	c.frontmatter(root, s)
 	problems = c.result()
 	if hasError(problems) {

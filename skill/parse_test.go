@@ -79,13 +79,13 @@ func TestBOM(t *testing.T) {
 }
 
 func TestFrontmatterTooLarge(t *testing.T) {
-	big := "x: " + strings.Repeat("a", MaxFrontmatterBytes) + "\n"
+	big := "x: " + strings.Repeat("a", DefaultMaxFrontmatterBytes) + "\n"
 	runParseCases(t, []parseCase{
 		{name: "closed", content: doc("name: demo", "description: d", big),
 			want: []want{errAt("skill-frontmatter-too-large", "", 1, 1)}},
-		{name: "never closed", content: "---\n" + strings.Repeat("a: b\n", MaxFrontmatterBytes),
+		{name: "never closed", content: "---\n" + strings.Repeat("a: b\n", DefaultMaxFrontmatterBytes),
 			want: []want{errAt("skill-frontmatter-too-large", "", 1, 1)}},
-		{name: "just under the limit", content: doc("name: demo", "description: d", "x: "+strings.Repeat("a", MaxFrontmatterBytes-30)),
+		{name: "just under the limit", content: doc("name: demo", "description: d", "x: "+strings.Repeat("a", DefaultMaxFrontmatterBytes-30)),
 			want: []want{warnAt("skill-unknown-field", "/x", 4, 1)}},
 	})
 }

@@ -17,8 +17,9 @@ type Skill struct {
 	// map[string]any and sequences are []any (see the package doc).
 	Frontmatter map[string]any
 	Body        string // Markdown after the frontmatter, verbatim
-	// Raw is the whole SKILL.md as given to Parse. It is not copied: the
-	// caller must not modify the slice afterwards.
+	// Raw is the whole SKILL.md as given to Parse. It is not copied, and
+	// Body shares its memory: the caller must not modify the slice
+	// afterwards.
 	Raw []byte
 	// Files are the skill's other files keyed by skill-relative,
 	// slash-separated path. Only LoadDir fills it; SKILL.md is not in it.
@@ -58,4 +59,41 @@ type Options struct {
 	// specification does not list (skill-unknown-field) and a name with
 	// letters or digits outside ASCII (skill-name-not-ascii).
 	Strict bool
+	// Limits bound the work of parsing one SKILL.md.
+	Limits Limits
+}
+
+// Limits bound the work of parsing one SKILL.md, whatever its shape. A
+// zero field takes its default.
+type Limits struct {
+	// MaxFrontmatterBytes bounds the YAML between the delimiters
+	// (default DefaultMaxFrontmatterBytes); a larger frontmatter is
+	// refused without being parsed.
+	MaxFrontmatterBytes int
+	// MaxFrontmatterNodes bounds the work of decoding it, aliases expanded
+	// (default DefaultMaxFrontmatterNodes): a frontmatter of n bytes may
+	// spend the least of 4n+256 units and this (see the package doc).
+	MaxFrontmatterNodes int
+	// MaxFrontmatterDepth bounds how deep its lists and mappings nest
+	// (default DefaultMaxFrontmatterDepth, as deep as plugin.json may).
+	MaxFrontmatterDepth int
+	// MaxProblems bounds the problems Parse returns (default
+	// DefaultMaxProblems); past it a last problem counts the others.
+	MaxProblems int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFrontmatterBytes <= 0 {
+		l.MaxFrontmatterBytes = DefaultMaxFrontmatterBytes
+	}
+	if l.MaxFrontmatterNodes <= 0 {
+		l.MaxFrontmatterNodes = DefaultMaxFrontmatterNodes
+	}
+	if l.MaxFrontmatterDepth <= 0 {
+		l.MaxFrontmatterDepth = DefaultMaxFrontmatterDepth
+	}
+	if l.MaxProblems <= 0 {
+		l.MaxProblems = DefaultMaxProblems
+	}
+	return l
 }

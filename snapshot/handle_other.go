@@ -42,11 +42,17 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	return &dirHandle{r}, nil
 }
 
-func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
-	f, err := d.r.Open(rel)
-	if err != nil {
-		return nil, 0, err
-	}
+// openedFile is a file openFile opened, for readOpened to read.
+type openedFile = *os.File
+
+// openFile opens the file rel below d for reading.
+func (d *dirHandle) openFile(rel string) (openedFile, error) { return d.r.Open(rel) }
+
+func closeOpened(f openedFile) { f.Close() }
+
+// readOpened reads and closes f, the file rel. It returns errNotRegular
+// for anything but a regular file, and errTooLarge past max bytes.
+func readOpened(f openedFile, rel string, max int64) ([]byte, fs.FileMode, error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {

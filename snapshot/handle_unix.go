@@ -61,14 +61,20 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	return &dirHandle{os.NewFile(uintptr(fd), rel)}, nil
 }
 
-// readFile reads the regular file rel below d. It returns errNotRegular
-// for anything else, and errTooLarge past max bytes. O_NONBLOCK keeps a
-// fifo swapped in since the listing from blocking the open.
-func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
-	fd, err := d.openAt(rel, unix.O_NONBLOCK)
-	if err != nil {
-		return nil, 0, err
-	}
+// openedFile is a file openFile opened, for readOpened to read.
+type openedFile = int
+
+// openFile opens the link-free file rel below d for reading. O_NONBLOCK
+// keeps a fifo swapped in since the listing from blocking the open.
+func (d *dirHandle) openFile(rel string) (openedFile, error) {
+	return d.openAt(rel, unix.O_NONBLOCK)
+}
+
+func closeOpened(fd openedFile) { unix.Close(fd) }
+
+// readOpened reads and closes fd, the file rel. It returns errNotRegular
+// for anything but a regular file, and errTooLarge past max bytes.
+func readOpened(fd openedFile, rel string, max int64) ([]byte, fs.FileMode, error) {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

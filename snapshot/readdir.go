@@ -109,7 +109,9 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		links:  map[string]resolved{},
 		types:  map[string]fs.FileMode{},
 	}
-	if err := w.dir(top, ".", "", 0); err != nil {
+	w.readers = startReaders(w.limits)
+	err = w.dir(top, ".", "", 0)
+	if err := w.readers.finish(w, err); err != nil {
 		return nil, err
 	}
 	sort.Slice(w.snap.Omitted, func(i, j int) bool { return w.snap.Omitted[i].Path < w.snap.Omitted[j].Path })
@@ -123,7 +125,7 @@ type walker struct {
 	opts    Options
 	limits  Limits
 	snap    *Snapshot
-	total   int64
+	readers *readers        // read the files the walk opens
 	entries int             // directory entries listed so far
 	stack   map[string]bool // link-free directories being walked: a link back to one is a cycle
 	// links remembers what each link (by its link-free path) resolved to,
@@ -240,34 +242,23 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 	return nil
 }
 
-// Errors of dirHandle.readFile.
+// Errors of readOpened.
 var (
 	errNotRegular = errors.New("not a regular file")
 	errTooLarge   = errors.New("file too large")
 )
 
-// file reads the link-free regular file rel below parent into the
-// snapshot as pkg.
+// file opens the link-free regular file rel below parent and queues it to
+// be read into the snapshot as pkg.
 func (w *walker) file(parent *dirHandle, rel, pkg string) error {
-	if len(w.snap.Files) >= w.limits.MaxFiles {
+	if len(w.readers.reads) >= w.limits.MaxFiles {
 		return &LimitError{Limit: "MaxFiles", Value: int64(w.limits.MaxFiles), Path: pkg}
 	}
-	b, mode, err := parent.readFile(rel, w.limits.MaxFileBytes)
-	switch {
-	case err == errNotRegular:
-		return w.omit(pkg, ReasonSpecial)
-	case err == errTooLarge:
-		return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
-	case err != nil:
+	f, err := parent.openFile(rel)
+	if err != nil {
 		return err
 	}
-	w.total += int64(len(b))
-	if w.total > w.limits.MaxTotalBytes {
-		return &LimitError{Limit: "MaxTotalBytes", Value: w.limits.MaxTotalBytes, Path: pkg}
-	}
-	w.snap.Files[pkg] = b
-	w.snap.Modes[pkg] = mode
-	return nil
+	return w.readers.add(f, rel, pkg)
 }
 
 // resolve follows the link at the root-relative path p, component by

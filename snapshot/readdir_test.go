@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/internal/testtree"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -261,6 +263,40 @@ func TestReadDirLinkFanOutBounded(t *testing.T) {
 	}
 }
 
+// TestReadDirLinkFanOutCostLinear is issue 8, item 3, as a shape: on the
+// 30-level fan-out, which has far more paths than any limit allows, what
+// ReadDir spends before it refuses grows linearly with the limit it is
+// given (MaxEntries and MaxFiles from 1,250 to 20,000, the default), in CPU
+// time and in peak heap (runtime/metrics): the walk is bounded by the
+// limits, never by the 2^30 paths.
+func TestReadDirLinkFanOutCostLinear(t *testing.T) {
+	root := linkFanOut(t, 30, map[string]string{"f": strings.Repeat("x", 512)})
+	read := func(limit int) func() {
+		return func() {
+			_, err := snapshot.ReadDir(root, snapshot.Options{Limits: snapshot.Limits{MaxEntries: limit, MaxFiles: limit}})
+			if !errors.Is(err, snapshot.ErrLimit) {
+				t.Fatalf("limit %d: err = %v, want a limit", limit, err)
+			}
+		}
+	}
+	const small, large = 1250, snapshot.DefaultMaxEntries
+	growth := float64(large) / small
+	c1, c2 := hostile.LeastCPU(3, read(small)), hostile.LeastCPU(2, read(large))
+	h1, _ := hostile.Heap(read(small))
+	h2, _ := hostile.Heap(read(large))
+	cpuRatio := float64(c2) / float64(max(c1, time.Millisecond))
+	heapRatio := float64(h2) / float64(max(h1, 256<<10))
+	t.Logf("CPU %v for %d entries, %v for %d (x%.1f); peak heap %d KiB, %d KiB (x%.1f)",
+		c1, small, c2, large, cpuRatio, h1>>10, h2>>10, heapRatio)
+	if cpuRatio > 3*growth || heapRatio > 3*growth {
+		t.Errorf("CPU grew %.1f times and heap %.1f times for %.0f times the limit: not linear", cpuRatio, heapRatio, growth)
+	}
+	// The 16-level fan-out took 20 s before the entries were counted.
+	if c2 > 10*time.Second || h2 > 64<<20 {
+		t.Errorf("%d entries: CPU %v, peak heap %d MiB", large, c2, h2>>20)
+	}
+}
+
 // TestReadDirLongLinkChains: links whose targets wander ("a/../a/../…")
 // through a chain of other links are cut off as loops after maxLinkSteps
 // components, so that each costs a bounded walk; an ordinary chain still
@@ -351,6 +387,40 @@ func TestReadDirLimitsDeterministic(t *testing.T) {
 			if !errors.As(err, &le) || le.Limit != c.limit || le.Path != c.path {
 				t.Fatalf("%+v: err %v, want %s at %s", c.limits, err, c.limit, c.path)
 			}
+		}
+	}
+}
+
+// TestReadDirClosesEveryFile: files are opened by the walk and read on
+// other goroutines; whether the read completes, stops at a limit or the
+// walk does, every descriptor is closed when ReadDir returns.
+func TestReadDirClosesEveryFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts descriptors in /proc/self/fd, which only Linux has")
+	}
+	entries := map[string]string{}
+	for i := range 2000 {
+		entries[fmt.Sprintf("d%02d/f%04d", i%40, i)] = strings.Repeat("x", 100)
+	}
+	root := layout(t, entries, nil)
+	open := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fds)
+	}
+	before := open()
+	for _, limits := range []snapshot.Limits{{}, {MaxTotalBytes: 100 * 1000}, {MaxFiles: 500}, {MaxEntries: 700}} {
+		s, err := snapshot.ReadDir(root, snapshot.Options{Limits: limits})
+		if limits == (snapshot.Limits{}) && (err != nil || len(s.Files) != 2000) {
+			t.Fatalf("no limit: %v", err)
+		}
+		if limits != (snapshot.Limits{}) && !errors.Is(err, snapshot.ErrLimit) {
+			t.Fatalf("%+v: err = %v, want a limit", limits, err)
+		}
+		if n := open(); n > before {
+			t.Errorf("%+v: %d descriptors open after ReadDir, %d before", limits, n, before)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -175,19 +175,7 @@ func ReadArchiveFile(path string, limits archive.Limits) ([]byte, error) {
 	if max <= 0 {
 		max = archive.DefaultMaxArchiveBytes
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w", path, &snapshot.LimitError{Limit: "MaxArchiveBytes", Value: max})
-	}
-	return b, nil
+	return boundedfile.Read(path, max, "MaxArchiveBytes")
 }
 
 // unpack unpacks an archive file's bytes, saying what to do when the file

@@ -8,7 +8,8 @@
 // shape of plugin.json, mcp.json and SKILL.md frontmatter (package
 // internal/hostile) and each size, the least CPU time of RUNS loads against
 // the least time of the anchor, encoding/json (or yaml.v3 for frontmatter)
-// parsing the same bytes, and the peak heap of one more load. gen and read
+// parsing the same bytes, and the peak heap of one more load; then the
+// directory link fan-outs, read from disk (tree.go). gen and read
 // serve bench/skills.sh: read is the floor validation is held to, a
 // serial Go read of the same files.
 package main
@@ -16,6 +17,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -68,10 +70,33 @@ func dispatch(args []string) error {
 	return fmt.Errorf("unknown command %q", args[0])
 }
 
-// input is one plugin to load and the bytes its anchor parses.
+// input is one plugin to load, the outcome its shape should have, and
+// the anchor that parses (or reads) the same bytes.
 type input struct {
-	files  map[string][]byte
-	anchor func() error
+	load    func() (*agentplugin.Package, error)
+	size    int64 // the plugin's bytes
+	outcome outcome
+	anchor  func() error
+}
+
+// outcome is what loading a shape should give; another outcome stops the
+// bench, which would otherwise measure something else.
+type outcome int
+
+const (
+	loads    outcome = iota // the plugin loads (with diagnostics)
+	rejected                // the plugin is refused: its errors are the point
+	limited                 // reading stops at a snapshot limit
+)
+
+// fromFiles is the input of a plugin held in memory.
+func fromFiles(files map[string][]byte, want outcome, anchor func() error) (input, error) {
+	s, err := snapshot.FromFiles(files)
+	if err != nil {
+		return input{}, err
+	}
+	load := func() (*agentplugin.Package, error) { return agentplugin.Load(s, agentplugin.Options{}) }
+	return input{load, s.Size(), want, anchor}, nil
 }
 
 func run(runs int, sizeList, only string) error {
@@ -95,10 +120,18 @@ func run(runs int, sizeList, only string) error {
 		for _, mib := range sizes {
 			files := sh.Files(mib << 20)
 			doc := files[sh.File]
-			if err := measure(sh.Name, mib, runs, input{files, func() error {
+			want := loads
+			if sh.Rejected {
+				want = rejected
+			}
+			in, err := fromFiles(files, want, func() error {
 				var v any
 				return json.Unmarshal(doc, &v)
-			}}); err != nil {
+			})
+			if err == nil {
+				err = measure(sh.Name, mib, runs, in)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -109,7 +142,7 @@ func run(runs int, sizeList, only string) error {
 		}
 		for _, mib := range sizes {
 			files := sh.Files(mib<<20, 4<<10)
-			if err := measure("skills-"+sh.Name, mib, runs, input{files, func() error {
+			in, err := fromFiles(files, loads, func() error {
 				for p, b := range files {
 					if strings.HasSuffix(p, "/SKILL.md") {
 						var n yaml.Node
@@ -120,31 +153,43 @@ func run(runs int, sizeList, only string) error {
 					}
 				}
 				return nil
-			}}); err != nil {
+			})
+			if err == nil {
+				err = measure("skills-"+sh.Name, mib, runs, in)
+			}
+			if err != nil {
 				return err
 			}
 		}
+	}
+	if match.MatchString("dir-link-fanout") {
+		return fanOuts(runs, sizes)
 	}
 	return nil
 }
 
 // measure prints one line: the least CPU time of runs loads of in, that of
-// its anchor, and the peak heap of one more load.
+// its anchor, and the peak heap of one more load. mib 0 prints as "-".
 func measure(name string, mib, runs int, in input) error {
-	s, err := snapshot.FromFiles(in.files)
-	if err != nil {
-		return err
-	}
 	var diags int
 	var loadErr error
 	load := func() {
-		pkg, err := agentplugin.Load(s, agentplugin.Options{})
-		ds, rejected := agentplugin.Diagnostics(err)
+		pkg, err := in.load()
+		ds, isRejected := agentplugin.Diagnostics(err)
+		var got outcome
 		switch {
-		case err != nil && !rejected:
+		case isRejected:
+			got = rejected
+		case errors.Is(err, snapshot.ErrLimit):
+			got = limited
+		case err != nil:
 			loadErr = err
-		case pkg != nil:
+			return
+		default:
 			ds = pkg.Diagnostics
+		}
+		if got != in.outcome {
+			loadErr = fmt.Errorf("outcome %d, want %d (0 loads, 1 rejected, 2 limit): %v", got, in.outcome, err)
 		}
 		diags = len(ds)
 	}
@@ -158,8 +203,11 @@ func measure(name string, mib, runs int, in input) error {
 		return fmt.Errorf("%s: anchor: %v", name, anchorErr)
 	}
 	peak, _ := hostile.Heap(load)
-	size := s.Size()
-	fmt.Printf("%-28s %6d %10.3fs %10.3fs %7.2f %9.1fM %7.1f %6d\n", name, mib, cpu.Seconds(), anchor.Seconds(),
-		float64(cpu)/float64(anchor), float64(peak)/(1<<20), float64(peak)/float64(size), diags)
+	size := "-"
+	if mib > 0 {
+		size = strconv.Itoa(mib)
+	}
+	fmt.Printf("%-28s %6s %10.3fs %10.3fs %7.2f %9.1fM %7.1f %6d\n", name, size, cpu.Seconds(), anchor.Seconds(),
+		float64(cpu)/float64(anchor), float64(peak)/(1<<20), float64(peak)/float64(in.size), diags)
 	return nil
 }

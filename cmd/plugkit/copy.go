@@ -70,13 +70,19 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			if err != nil {
 				return err
 			}
+			// The plugin is checked before the destination is opened, which
+			// creates a layout directory: a refusal writes nothing.
+			p, err := oci.Pull(ctx, src, srcRef.Selector(), oci.PullOptions{})
+			if err != nil {
+				return ociFailure(srcRef, err)
+			}
 			dst, err := f.open(ctx, dstRef, true)
 			if err != nil {
 				return err
 			}
-			c, err := oci.Copy(ctx, src, srcRef.Selector(), dst, dstRef.Tag, oci.PullOptions{})
+			c, err := oci.CopyPulled(ctx, src, p, dst, dstRef.Tag)
 			if err != nil {
-				return ociFailure(srcRef, err)
+				return ociFailure(dstRef, err)
 			}
 			if err := dst.Close(); err != nil {
 				return usage(err)

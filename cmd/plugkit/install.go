@@ -97,8 +97,15 @@ conflict, invalid plugin, another writer busy), 2 usage or I/O error.`,
 				}
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
+			bar := startProgress(cmd, "install", int64(len(srcs)), false)
+			opts.Progress = bar.count
 			res, err := h.Install(cmd.Context(), srcs, opts)
-			return hf.finish(cmd, res, consentHint(err, opts.Consent), false)
+			bar.done()
+			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), false); err != nil || !opts.Report {
+				return err
+			}
+			hf.warnReports(cmd, res)
+			return nil
 		},
 	}
 	hf.register(cmd, true, true)
@@ -131,18 +138,17 @@ func (f *homeFlags) finish(cmd *cobra.Command, res *install.Result, err error, d
 		}
 		return homeError(err)
 	}
-	if err := output(cmd, f.asJSON, res, func(w io.Writer) { printChanges(w, res, dry) }); err != nil {
-		return err
-	}
-	f.warnReports(cmd, res)
-	return nil
+	return output(cmd, f.asJSON, res, func(w io.Writer) { printChanges(w, res, dry) })
 }
 
 // warnReports says on stderr, for each report to a registry that failed,
-// why and what to do. The change itself was committed: the exit status
-// stays 0, and --json carries the failure in the change's "report".
+// why and what to do, and that nothing was reported when no plugin came
+// from a registry. The change itself was committed: the exit status stays
+// 0, and --json carries a failure in the change's "report".
 func (f *homeFlags) warnReports(cmd *cobra.Command, res *install.Result) {
+	reported := false
 	for _, c := range res.Changes {
+		reported = reported || c.Report != ""
 		if c.ReportErr == nil {
 			continue
 		}
@@ -155,5 +161,8 @@ func (f *homeFlags) warnReports(cmd *cobra.Command, res *install.Result) {
 		}
 		printf(cmd.ErrOrStderr(), "plugkit: warning: %s %s is installed, but reporting it to %s failed: %s; "+
 			"the installation stands: run the command again with --report to send the report\n", c.Name, c.New.Version, c.New.Source.Registry, why)
+	}
+	if !reported && len(res.Changes) > 0 {
+		printf(cmd.ErrOrStderr(), "plugkit: warning: --report: no plugin here comes from a Backplane registry, so nothing was reported\n")
 	}
 }

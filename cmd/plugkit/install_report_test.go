@@ -23,7 +23,7 @@ func TestInstallReportWithoutToken(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
 	url := newRegistry(t)
 	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := plugkit(t, "publish", src, "--registry="+url, tokenFile(t, alicePub)); code != 0 {
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+url, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	home := filepath.Join(t.TempDir(), "home")
@@ -71,7 +71,7 @@ func TestInstallReportWithoutToken(t *testing.T) {
 
 	// update --report: a new release updates; its report fails without a
 	// token, warned about, exit 0.
-	if code, _, errOut := plugkit(t, "publish", writePlugin(t, map[string]string{"plugin.json": strings.Replace(helloManifest, "0.1.0", "0.2.0", 1)}),
+	if code, _, errOut := runCLI(t, "publish", writePlugin(t, map[string]string{"plugin.json": strings.Replace(helloManifest, "0.1.0", "0.2.0", 1)}),
 		"--registry="+url, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish 0.2.0: %s", errOut)
 	}
@@ -93,7 +93,8 @@ func TestInstallReportWithoutToken(t *testing.T) {
 }
 
 // TestInstallReportAnonymous: a registry run with --anonymous-reports
-// takes the report without a token.
+// takes the report without a token. --report of a plugin that comes from
+// no registry warns that nothing was reported.
 func TestInstallReportAnonymous(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
 	db, blobs, err := registry.Open(t.TempDir())
@@ -109,7 +110,7 @@ func TestInstallReportAnonymous(t *testing.T) {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := plugkit(t, "publish", src, "--registry="+ts.URL, tokenFile(t, alicePub)); code != 0 {
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+ts.URL, tokenFile(t, alicePub)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	code, out, errOut := runCLI(t, "install", "hello", "--registry", ts.URL, "--home", filepath.Join(t.TempDir(), "home"), "--yes", "--report")
@@ -119,13 +120,19 @@ func TestInstallReportAnonymous(t *testing.T) {
 	if list := installationsOf(t, ts.URL); len(list) != 1 || list[0].Status != "installed" {
 		t.Fatalf("installations: %+v", list)
 	}
+	// --report with nothing from a registry says so.
+	code, out, errOut = runCLI(t, "install", src, "--home", filepath.Join(t.TempDir(), "home"), "--yes", "--report")
+	if code != 0 || !strings.Contains(out, "installed hello 0.1.0") || strings.Contains(out, "report to the registry") ||
+		!strings.Contains(errOut, "warning: --report: no plugin here comes from a Backplane registry") {
+		t.Fatalf("install --report of a directory: %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 // installationsOf lists a registry's installation reports (with the
 // token flag given, if any).
 func installationsOf(t *testing.T, url string, token ...string) []distribution.Installation {
 	t.Helper()
-	code, out, errOut := plugkit(t, append([]string{"installations", "--registry=" + url, "--json"}, token...)...)
+	code, out, errOut := runCLI(t, append([]string{"installations", "--registry=" + url, "--json"}, token...)...)
 	var doc distribution.Installations
 	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil {
 		t.Fatalf("installations: %d %v\n%s", code, err, errOut)

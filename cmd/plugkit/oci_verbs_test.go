@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,6 +199,88 @@ func TestPullRefusesNonPlugin(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("pull of a refused artifact created %s", dir)
+	}
+	// copy and export refuse it too, and write nothing: no layout
+	// directory, no tar, nothing beside it.
+	out := t.TempDir()
+	layout := filepath.Join(out, "layout")
+	if code, stdout, _ := runCLI(t, "copy", "oci://"+reg.Host+"/other/notes:1", "oci-layout:"+layout, "--plain-http", "--json"); code != 1 || !strings.Contains(stdout, `"not-a-plugin"`) {
+		t.Errorf("copy of a non-plugin: exit %d %s", code, stdout)
+	}
+	if code, stdout, _ := runCLI(t, "export", "oci-layout:"+examplePluginLayout(t)+":1.2.0", "oci://"+reg.Host+"/other/notes:1", filepath.Join(out, "x.tar"), "--plain-http", "--json"); code != 1 || !strings.Contains(stdout, `"not-a-plugin"`) {
+		t.Errorf("export of a non-plugin: exit %d %s", code, stdout)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("refused copy and export left %v", ents)
+	}
+}
+
+// examplePluginLayout pushes examples/release-notes into a new layout
+// directory, tagged 1.2.0, and returns the directory.
+func examplePluginLayout(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "release-notes")
+	mustRun(t, "push", examplePlugin, "oci-layout:"+dir+":1.2.0")
+	return dir
+}
+
+// Export of several plugins names each REPOSITORY:TAG in index.json (a
+// layout's file name standing for its repository); the file then needs a
+// digest to say which plugin to copy.
+func TestExportSeveralPlugins(t *testing.T) {
+	ociEnv(t)
+	reg := testservice.StartRegistry(t)
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "plugin.json"), []byte(`{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"other","version":"0.1.0"}`), 0o644)
+	mustRun(t, "push", other, "oci://"+reg.Host+"/team/other:0.1.0", "--plain-http")
+	layout := examplePluginLayout(t)
+	tarFile := filepath.Join(t.TempDir(), "plugins.tar")
+	var exported struct {
+		Plugins []struct{ Digest, RefName string }
+	}
+	decodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", "oci://"+reg.Host+"/team/other:0.1.0", tarFile, "--plain-http", "--json"), &exported)
+	if len(exported.Plugins) != 2 || exported.Plugins[0].RefName != "release-notes:1.2.0" || exported.Plugins[1].RefName != "team/other:0.1.0" {
+		t.Fatalf("export --json: %+v", exported)
+	}
+	idx := tarMember(t, tarFile, "index.json")
+	for _, name := range []string{`"org.opencontainers.image.ref.name":"release-notes:1.2.0"`, `"org.opencontainers.image.ref.name":"team/other:0.1.0"`} {
+		if !strings.Contains(string(idx), name) {
+			t.Errorf("index.json lacks %s: %s", name, idx)
+		}
+	}
+	dst := "oci://" + reg.Host + "/disconnected/other:0.1.0"
+	code, stdout, _ := runCLI(t, "copy", "oci-layout:"+tarFile, dst, "--plain-http", "--json")
+	if code != 1 || !strings.Contains(stdout, `"ambiguous-reference"`) || !strings.Contains(stdout, exported.Plugins[1].Digest) {
+		t.Fatalf("copy from a tar of two plugins without a digest: exit %d %s", code, stdout)
+	}
+	var copied struct{ Digest string }
+	decodeOne(t, mustRun(t, "copy", "oci-layout:"+tarFile+"@"+exported.Plugins[1].Digest, dst, "--plain-http", "--json"), &copied)
+	if copied.Digest != exported.Plugins[1].Digest {
+		t.Errorf("copied %s, exported %s", copied.Digest, exported.Plugins[1].Digest)
+	}
+}
+
+// tarMember reads one member of a tar file.
+func tarMember(t *testing.T, file, name string) []byte {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s in %s: %v", name, file, err)
+		}
+		if h.Name == name {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
 	}
 }
 

@@ -19,9 +19,14 @@ import (
 type ociFlags struct {
 	plainHTTP bool
 	asJSON    bool
+	// bar, when set, names the progress bar of the verb's blob
+	// transfers (push, pull); other verbs draw none.
+	bar string
+	cmd *cobra.Command
 }
 
 func (f *ociFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk to registries over HTTP instead of HTTPS (a local or test registry)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON document")
 }
@@ -34,7 +39,11 @@ func (f *ociFlags) remote() (oci.RemoteOptions, error) {
 	if err != nil {
 		return oci.RemoteOptions{}, usage(fmt.Errorf("Docker credentials: %w", err))
 	}
-	return oci.RemoteOptions{PlainHTTP: f.plainHTTP, Credentials: store, UserAgent: "plugkit"}, nil
+	opts := oci.RemoteOptions{PlainHTTP: f.plainHTTP, Credentials: store, UserAgent: "plugkit"}
+	if f.bar != "" && f.cmd != nil {
+		opts.HTTPClient = ociProgressClient(f.cmd, f.bar)
+	}
+	return opts, nil
 }
 
 // parseOCIRef parses an argument that must be an oci:// or oci-layout:

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // progressCmd is a command whose stderr is a buffer that the test treats
@@ -67,14 +69,17 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-// TestTransferProgress: fetch and publish show their transfer on a
-// terminal (the archive's bytes), and nothing with --json.
+// TestTransferProgress: fetch, publish, push and pull show their transfer
+// on a terminal (the archive's bytes), install and sync count their
+// plugins, and nothing draws with --json.
 func TestTransferProgress(t *testing.T) {
 	term, delay := stderrIsTerminal, progressDelay
 	t.Cleanup(func() { stderrIsTerminal, progressDelay = term, delay })
 	progressDelay = 0
 	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
 	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
+	ref := "oci://" + testservice.StartRegistry(t).Host + "/plugins/hello:1"
+	home := "--home=" + filepath.Join(t.TempDir(), "home")
 	for _, c := range []struct {
 		args []string
 		bar  string
@@ -82,6 +87,12 @@ func TestTransferProgress(t *testing.T) {
 		{[]string{"publish", src, reg, alice}, "publish hello"},
 		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "a"), reg}, "fetch hello"},
 		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "b"), reg, "--json"}, ""},
+		{[]string{"push", src, ref, "--plain-http"}, "push"},
+		{[]string{"pull", ref, filepath.Join(t.TempDir(), "c"), "--plain-http"}, "pull"},
+		{[]string{"pull", ref, filepath.Join(t.TempDir(), "d"), "--plain-http", "--json"}, ""},
+		{[]string{"install", src, home, "--yes"}, "install"},
+		{[]string{"sync", home}, "sync"},
+		{[]string{"sync", home, "--json"}, ""},
 	} {
 		var out, errb bytes.Buffer
 		stderrIsTerminal = func(w any) bool { return w == &errb }

@@ -28,7 +28,7 @@ type pullResult struct {
 }
 
 func newPullCmd() *cobra.Command {
-	var f ociFlags
+	f := ociFlags{bar: "pull"}
 	cmd := &cobra.Command{
 		Use:   "pull REF DIR",
 		Short: "Fetch a plugin from an OCI registry or layout into a new directory",

@@ -34,7 +34,7 @@ type blobRef struct {
 }
 
 func newPushCmd() *cobra.Command {
-	var f ociFlags
+	f := ociFlags{bar: "push"}
 	var allowErrors bool
 	cmd := &cobra.Command{
 		Use:   "push SOURCE REF",

@@ -24,6 +24,9 @@ func TestSchemaPrintsPlugkitSchemas(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("schema %s: exit %d: %s", doc, code, stderr)
 		}
+		if code, versioned, _ := runCLI(t, "schema", doc, "--version", "1.0.0"); code != 0 || versioned != stdout {
+			t.Errorf("schema %s --version 1.0.0: exit %d, another document than the newest version's", doc, code)
+		}
 		want, err := agentplugin.JSONSchema(doc, "1.0.0")
 		if err != nil {
 			t.Fatal(err)

@@ -34,4 +34,7 @@ func TestValidateSkillNamesInOtherScripts(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "error[skill-name-not-ascii]") || !strings.Contains(stdout, "1 skill,") {
 		t.Errorf("validate --strict: exit %d\n%s%s", code, stdout, stderr)
 	}
+	if _, help, _ := runCLI(t, "validate", "--help"); !strings.Contains(help, "skill names outside ASCII as errors") {
+		t.Errorf("validate --help does not say what --strict refuses:\n%s", help)
+	}
 }

@@ -38,7 +38,10 @@ Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
 			if err != nil {
 				return err
 			}
+			bar := startProgress(cmd, "sync", 0, false)
+			opts.Progress = bar.count
 			res, err := h.Sync(cmd.Context(), opts)
+			bar.done()
 			return hf.finish(cmd, res, err, false)
 		},
 	}

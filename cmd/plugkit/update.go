@@ -46,8 +46,15 @@ refused or failed, 2 usage or I/O error.`,
 				return err
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
+			bar := startProgress(cmd, "update", 0, false)
+			opts.Progress = bar.count
 			res, err := h.Update(cmd.Context(), args, opts)
-			return hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun)
+			bar.done()
+			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun); err != nil || !opts.Report || opts.DryRun {
+				return err
+			}
+			hf.warnReports(cmd, res)
+			return nil
 		},
 	}
 	hf.register(cmd, true, true)

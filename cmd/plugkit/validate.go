@@ -166,7 +166,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (an array for several paths); short for --format json")
 	cmd.Flags().StringVar(&format, "format", formatText, "output format: text, json, sarif or github")
 	cmd.Flags().StringVar(&sarifRoot, "sarif-root", "", "make SARIF file paths relative to this directory (default: the current directory)")
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown SKILL.md frontmatter keys as errors")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown SKILL.md frontmatter keys and skill names outside ASCII as errors")
 	registerStrictLinks(cmd, &strictLinks)
 	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
 	cmd.Flags().StringVar(&transports, "transports", "", "MCP transports this client supports, comma-separated (default: stdio,streamable-http,sse)")

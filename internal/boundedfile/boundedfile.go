@@ -19,7 +19,14 @@ func Read(path string, limit int64, limitName string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	return ReadAll(f, limit, limitName, path)
+}
+
+// ReadAll is Read of a file already open, or of a member of an archive:
+// it reads r to the end, or to one byte past limit, which is then a
+// *snapshot.LimitError naming limitName and path.
+func ReadAll(r io.Reader, limit int64, limitName, path string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,19 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// ReadAll bounds a reader as Read bounds a file, naming the path it is
+// given.
+func TestReadAll(t *testing.T) {
+	b, err := ReadAll(strings.NewReader("12345"), 5, "MaxThing", "member")
+	if err != nil || string(b) != "12345" {
+		t.Errorf("at the limit: %q %v", b, err)
+	}
+	_, err = ReadAll(strings.NewReader("123456"), 5, "MaxThing", "member")
+	if !errors.Is(err, snapshot.ErrLimit) || !strings.Contains(err.Error(), "member") {
+		t.Errorf("past the limit: %v", err)
+	}
+}
+
 func ExampleRead() {
 	b, err := Read("boundedfile.go", 1<<20, "MaxSourceBytes")
 	if err != nil {

@@ -23,6 +23,10 @@ var Minimal = []byte(`{"$schema": "` + ManifestSchema + `", "name": "demo"}`)
 type Shape struct {
 	Name string // short and stable: benchmarks and test names use it
 	File string // "plugin.json" or "mcp.json"
+	// Rejected tells that the plugin is refused (its errors are the
+	// shape's point); every other shape loads, so that a benchmark or a
+	// test that sees another outcome measured something else.
+	Rejected bool
 	// body writes the repeated part; fill calls it until the document
 	// reaches its size.
 	open, close string
@@ -74,7 +78,7 @@ var Shapes = []Shape{
 		item: func(b *bytes.Buffer, i int) { b.WriteString(`{"a":0,"b":1}`) }},
 	{Name: "manifest-escaped-strings", File: "plugin.json", open: manifestOpen + `"x": [`, close: `]}`,
 		item: func(b *bytes.Buffer, i int) { b.WriteString(`"\u00e9\n\ud83d\ude00"`) }},
-	{Name: "manifest-keyword-errors", File: "plugin.json", open: manifestOpen + `"keywords": [`, close: `]}`,
+	{Name: "manifest-keyword-errors", File: "plugin.json", Rejected: true, open: manifestOpen + `"keywords": [`, close: `]}`,
 		// Rejected: every keyword is an error diagnostic.
 		item: func(b *bytes.Buffer, i int) { b.WriteByte('0') }},
 	{Name: "manifest-wide-extension", File: "plugin.json", open: manifestOpen + `"extensions": {"com.example.x": {`, close: `}}}`,

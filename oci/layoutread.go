@@ -1,0 +1,304 @@
+package oci
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/plugkit/plugkit/internal/boundedfile"
+)
+
+// layoutReader reads an OCI image layout, a directory or a tar of one. It
+// replaces oras-go's read-only layout store, whose loader walks the graph
+// below each entry of index.json afresh: an index listing one 4 MiB
+// manifest (or an index above it) ten thousand times, under ten thousand
+// tags, made it read that manifest ten thousand times. Here every manifest
+// is read once, within MaxManifestBytes, however often it is listed, so
+// that opening a layout costs what its files weigh.
+type layoutReader struct {
+	files layoutFiles
+	index ocispec.Index
+	// refs maps each ref name to its index entry, and each listed digest
+	// to its plain descriptor; the last entry wins, as in oras-go.
+	refs  map[string]ocispec.Descriptor
+	preds map[digest.Digest][]ocispec.Descriptor
+}
+
+// layoutFiles are the files of a layout, by slash-separated name.
+type layoutFiles interface {
+	// open opens a regular file; a missing one is fs.ErrNotExist.
+	open(name string) (io.ReadCloser, error)
+	size(name string) (int64, error)
+}
+
+// maxLayoutFileBytes bounds the oci-layout file, a one-line document.
+const maxLayoutFileBytes = 64 << 10
+
+// readLayout opens the layout in files (named where in errors): its
+// oci-layout file, its index.json (strict JSON, within MaxManifestBytes),
+// and every manifest reachable from the index, once each, for the graph
+// of predecessors.
+func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutReader, error) {
+	b, err := readLayoutFile(files, ocispec.ImageLayoutFile, maxLayoutFileBytes, "oci-layout size")
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", where, err)
+	}
+	var lf ocispec.ImageLayout
+	if err := json.Unmarshal(b, &lf); err != nil || lf.Version != ocispec.ImageLayoutVersion {
+		return nil, fmt.Errorf("OCI layout %s: oci-layout is %q, want imageLayoutVersion %s", where, b, ocispec.ImageLayoutVersion)
+	}
+	idx, err := readIndex(files, where)
+	if err != nil {
+		return nil, err
+	}
+	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{}}
+	for _, d := range idx.Manifests {
+		r.refs[d.Digest.String()] = plain(d)
+		if name := d.Annotations[annotationRefName]; name != "" {
+			r.refs[name] = d
+		}
+	}
+	if err := r.loadGraph(ctx); err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", where, err)
+	}
+	return r, nil
+}
+
+// readIndex reads and checks a layout's index.json.
+func readIndex(files layoutFiles, where string) (*ocispec.Index, error) {
+	b, err := readLayoutFile(files, ocispec.ImageIndexFile, DefaultMaxManifestBytes, "MaxManifestBytes")
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", where, err)
+	}
+	var idx ocispec.Index
+	if err := strictJSON(b, &idx); err != nil {
+		return nil, fmt.Errorf("OCI layout %s: index.json: %w", where, err)
+	}
+	return &idx, nil
+}
+
+func readLayoutFile(files layoutFiles, name string, limit int64, limitName string) ([]byte, error) {
+	f, err := files.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return boundedfile.ReadAll(f, limit, limitName, name)
+}
+
+// loadGraph reads every manifest and index reachable from index.json (by a
+// sha256 digest), each once, and records, for every descriptor one of them lists (subject,
+// config, layers, manifests, blobs), the manifests that list it. A
+// manifest index.json lists but the layout lacks is skipped, as oras-go
+// skips it; one that is over MaxManifestBytes or does not match its
+// descriptor fails the open.
+func (r *layoutReader) loadGraph(ctx context.Context) error {
+	read := map[digest.Digest]bool{}
+	edges := map[[2]digest.Digest]bool{}
+	queue := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
+	for _, d := range r.index.Manifests {
+		queue = append(queue, plain(d))
+	}
+	for len(queue) > 0 {
+		node := queue[0]
+		queue = queue[1:]
+		// plugkit reads sha256 content only: a node named otherwise can
+		// be no plugin or referrer it reads, and is left unread.
+		if !isManifestType(node.MediaType) || read[node.Digest] || node.Digest.Validate() != nil || node.Digest.Algorithm() != digest.SHA256 {
+			continue
+		}
+		read[node.Digest] = true
+		b, err := fetchVerified(ctx, r, node, DefaultMaxManifestBytes, "MaxManifestBytes")
+		if errors.Is(err, errdef.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var doc struct {
+			Subject                  *ocispec.Descriptor
+			Config                   ocispec.Descriptor
+			Layers, Manifests, Blobs []ocispec.Descriptor
+		}
+		if json.Unmarshal(b, &doc) != nil {
+			continue // not a manifest: it lists nothing
+		}
+		succ := append(append(doc.Layers, doc.Manifests...), doc.Blobs...)
+		if doc.Config.Digest != "" {
+			succ = append(succ, doc.Config)
+		}
+		if doc.Subject != nil {
+			succ = append(succ, *doc.Subject)
+		}
+		for _, s := range succ {
+			if e := [2]digest.Digest{s.Digest, node.Digest}; !edges[e] {
+				edges[e] = true
+				r.preds[s.Digest] = append(r.preds[s.Digest], node)
+			}
+			queue = append(queue, plain(s))
+		}
+	}
+	return nil
+}
+
+// plain is a descriptor's media type, digest and size only, as oras-go's
+// layout store resolves digests.
+func plain(d ocispec.Descriptor) ocispec.Descriptor {
+	return ocispec.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size}
+}
+
+// blobName is where a layout keeps the blob of d.
+func blobName(d digest.Digest) (string, error) {
+	if err := d.Validate(); err != nil {
+		return "", fmt.Errorf("%w: %q: %v", errdef.ErrInvalidDigest, d, err)
+	}
+	return path.Join(ocispec.ImageBlobsDir, d.Algorithm().String(), d.Encoded()), nil
+}
+
+// Fetch opens the blob desc names.
+func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	name, err := blobName(desc.Digest)
+	if err != nil {
+		return nil, err
+	}
+	f, err := r.files.open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", desc.Digest, errdef.ErrNotFound)
+	}
+	return f, err
+}
+
+// Exists reports whether the layout holds the blob desc names.
+func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
+	name, err := blobName(desc.Digest)
+	if err != nil {
+		return false, err
+	}
+	_, err = r.files.size(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Resolve finds a ref name or a digest index.json lists, else a blob by
+// digest (application/octet-stream: its content decides what it is).
+func (r *layoutReader) Resolve(_ context.Context, ref string) (ocispec.Descriptor, error) {
+	if d, ok := r.refs[ref]; ok {
+		return d, nil
+	}
+	if d := digest.Digest(ref); d.Validate() == nil {
+		name, _ := blobName(d)
+		if size, err := r.files.size(name); err == nil {
+			return ocispec.Descriptor{MediaType: octetStreamMediaType, Digest: d, Size: size}, nil
+		}
+	}
+	return ocispec.Descriptor{}, fmt.Errorf("%s: %w", ref, errdef.ErrNotFound)
+}
+
+// Predecessors lists the manifests of the layout that list desc.
+func (r *layoutReader) Predecessors(_ context.Context, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+	return append([]ocispec.Descriptor(nil), r.preds[desc.Digest]...), nil
+}
+
+// dirFiles are the files of a layout directory.
+type dirFiles string
+
+func (d dirFiles) open(name string) (io.ReadCloser, error) {
+	// A named pipe would block the reader: only regular files are blobs.
+	if _, err := d.size(name); err != nil {
+		return nil, err
+	}
+	return os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+}
+
+func (d dirFiles) size(name string) (int64, error) {
+	fi, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s: not a regular file", name)
+	}
+	return fi.Size(), nil
+}
+
+// tarFiles are the regular files of a layout tar: where each one's bytes
+// lie in the tar, found in one pass over its headers.
+type tarFiles struct {
+	path    string
+	entries map[string]tarEntry
+}
+
+type tarEntry struct{ offset, size int64 }
+
+// scanTar lists the regular files of the tar at file. A name that appears
+// twice is refused: two readers could take either.
+func scanTar(file string) (*tarFiles, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t := &tarFiles{path: file, entries: map[string]tarEntry{}}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return t, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("OCI layout %s: %w", file, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := path.Clean(h.Name)
+		if _, dup := t.entries[name]; dup {
+			return nil, fmt.Errorf("OCI layout %s: %s appears twice in the tar", file, name)
+		}
+		// tar.Reader leaves the file at the start of the entry's bytes.
+		off, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return nil, err
+		}
+		t.entries[name] = tarEntry{offset: off, size: h.Size}
+	}
+}
+
+func (t *tarFiles) open(name string) (io.ReadCloser, error) {
+	e, ok := t.entries[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w in the tar", name, fs.ErrNotExist)
+	}
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil, err
+	}
+	return sectionFile{io.NewSectionReader(f, e.offset, e.size), f}, nil
+}
+
+func (t *tarFiles) size(name string) (int64, error) {
+	e, ok := t.entries[name]
+	if !ok {
+		return 0, fmt.Errorf("%s: %w in the tar", name, fs.ErrNotExist)
+	}
+	return e.size, nil
+}
+
+// sectionFile reads one member of a tar file and closes the file.
+type sectionFile struct {
+	*io.SectionReader
+	io.Closer
+}

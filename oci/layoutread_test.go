@@ -1,0 +1,112 @@
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// countingFiles counts the bytes read from a layout's files.
+type countingFiles struct {
+	layoutFiles
+	read atomic.Int64
+}
+
+func (c *countingFiles) open(name string) (io.ReadCloser, error) {
+	f, err := c.layoutFiles.open(name)
+	if err != nil {
+		return nil, err
+	}
+	return countingReader{f, &c.read}, nil
+}
+
+type countingReader struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (r countingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(n))
+	return n, err
+}
+
+// stageBlob stores b in the layout directory dir.
+func stageBlob(t *testing.T, dir, mediaType string, b []byte) ocispec.Descriptor {
+	t.Helper()
+	d := descriptorOf(mediaType, b)
+	if err := os.WriteFile(filepath.Join(dir, "blobs", "sha256", d.Digest.Encoded()), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// fanOutLayout writes a layout whose index.json lists n entries that all
+// lead to one manifest of about big bytes: under n ref names, or through n
+// small image indexes above it. It returns the directory, the bytes of
+// its files and the manifest's digest.
+func fanOutLayout(t *testing.T, n, big int, throughIndexes bool) (string, int64, digest.Digest) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755)
+	os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(layoutFile), 0o644)
+	empty := stageBlob(t, dir, emptyConfigMediaType, []byte("{}"))
+	m, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ManifestMediaType,
+		Config: empty, Layers: []ocispec.Descriptor{empty}, Annotations: map[string]string{"pad": strings.Repeat("x", big)}})
+	target := stageBlob(t, dir, ManifestMediaType, m)
+	var entries []ocispec.Descriptor
+	for i := range n {
+		e := target
+		if throughIndexes {
+			idx, _ := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: indexMediaType,
+				Manifests: []ocispec.Descriptor{target}, Annotations: map[string]string{"n": fmt.Sprint(i)}})
+			e = stageBlob(t, dir, indexMediaType, idx)
+		}
+		e.Annotations = map[string]string{annotationRefName: fmt.Sprint("t", i)}
+		entries = append(entries, e)
+	}
+	b, _ := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, Manifests: entries})
+	os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644)
+	var total int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, _ error) error {
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+		return nil
+	})
+	return dir, total, target.Digest
+}
+
+// Opening a layout reads each manifest once, however many entries of
+// index.json lead to it (oras-go's loader read it once per entry): the
+// bytes read stay within twice the layout's size, for a 1 MiB manifest
+// under 2,000 ref names or below 2,000 image indexes.
+func TestLayoutFanOutCostsItsSize(t *testing.T) {
+	for _, throughIndexes := range []bool{false, true} {
+		t.Run(map[bool]string{false: "under ref names", true: "below image indexes"}[throughIndexes], func(t *testing.T) {
+			dir, size, target := fanOutLayout(t, 2000, 1<<20, throughIndexes)
+			files := &countingFiles{layoutFiles: dirFiles(dir)}
+			r, err := readLayout(context.Background(), files, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read := files.read.Load(); read > 2*size {
+				t.Errorf("read %d bytes of a %d-byte layout", read, size)
+			}
+			// The graph is whole: below the indexes, the manifest has
+			// each of them as a predecessor.
+			if n := len(r.preds[target]); throughIndexes && n != 2000 {
+				t.Errorf("the manifest has %d predecessors, want 2000", n)
+			}
+		})
+	}
+}
