@@ -6,7 +6,8 @@
 #           and vs plugkit pack + oras push (the packing any tool has to do, then the
 #           raw transfer)
 #   pull:   plugkit pull oci://… NEWDIR   vs  oras pull -o NEWDIR of the same artifact,
-#           and vs oras pull + tar -xzf of the layer (transfer, then extraction)
+#           and vs oras pull + tar -xzf of the layer (transfer, then extraction), and
+#           that followed by sync -f (plugkit pull makes its tree durable; tar does not)
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
 #           tar  vs  tar -cf of the same layout directory (disk speed)
 # for a typical plugin (50 files, about 600 KB) and a 30 MB one (2,000 files).
@@ -75,8 +76,8 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	manifest=$("$oras" manifest fetch --oci-layout "$work/$name.layout:1")
 	cfg_digest=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["config"]["digest"].split(":")[1])' "$manifest")
 	cp "$work/$name.layout/blobs/sha256/$cfg_digest" "$work/$name.config.json"
-	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx
-	unset cpu_pk_push cpu_pk_pack cpu_raw_push cpu_pk_pull cpu_raw_pull cpu_packpush cpu_pullx
+	unset pk_push pk_pack raw_push pk_pull raw_pull packpush pullx pullxs
+	unset cpu_pk_push cpu_pk_pack cpu_raw_push cpu_pk_pull cpu_raw_pull cpu_packpush cpu_pullx cpu_pullxs
 	# packpush_cmd CASE SRC and pullx_cmd CASE take the case as an argument:
 	# best's own local "name" shadows the loop's.
 	packpush_cmd() {
@@ -89,6 +90,9 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 		rm -rf "$work/$1.px" && "$oras" pull --plain-http -o "$work/$1.px" "$pullrepo:1" &&
 			tar -xzf "$work/$1.px/bench.tar.gz" -C "$work/$1.px"
 	}
+	# plugkit pull makes the tree durable (one syncfs before the rename):
+	# the same extraction, then the same flush.
+	pullxs_cmd() { pullx_cmd "$1" && sync -f "$work/$1.px"; }
 	mkdir -p "$work/$name.pp"
 	fresh "$name"
 	pullrepo=$repo # what the pulls read
@@ -109,11 +113,13 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 		fresh "$name"
 		best packpush packpush_cmd "$name" "$src"
 		best pullx pullx_cmd "$name"
+		best pullxs pullxs_cmd "$name"
 	done
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$raw_push" "$(ratio "$pk_push" "$raw_push")" "validate + pack + push vs oras push of the blobs"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$raw_pull" "$(ratio "$pk_pull" "$raw_pull")" "check + unpack + validate + write vs oras pull"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$pullx" "$(ratio "$pk_pull" "$pullx")" "plugkit pull vs oras pull + tar -xzf; target <= 1.10"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" pull "$pk_pull" "$pullxs" "$(ratio "$pk_pull" "$pullxs")" "plugkit pull vs oras pull + tar -xzf && sync -f, durable as pull is"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "push cpu" "$cpu_pk_push" "$cpu_packpush" "$(ratio "$cpu_pk_push" "$cpu_packpush")" "user+sys; plugkit pack alone $cpu_pk_pack"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "pull cpu" "$cpu_pk_pull" "$cpu_pullx" "$(ratio "$cpu_pk_pull" "$cpu_pullx")" "user+sys"
 done
