@@ -2,44 +2,19 @@ package host
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/source"
 )
 
 // BenchmarkHomePluginsLoad is most of plugkit gateway's start-up with 50
 // installed plugins (4 servers and a skill of 3 files each) when servers
 // start lazily: every tree verified against its file list, then loaded.
 func BenchmarkHomePluginsLoad(b *testing.B) {
-	home, err := install.Open(b.TempDir(), install.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var srcs []source.Source
-	for i := range 50 {
-		root := writePlugin(b, pluginSpec{name: fmt.Sprintf("p%02d", i),
-			servers: `{"a": {"type": "stdio", "command": "./bin/server"}, "b": {"type": "stdio", "command": "./bin/server"},
-				"c": {"type": "stdio", "command": "./bin/server"}, "d": {"type": "stdio", "command": "./bin/server"}}`,
-			skills: map[string]string{"guide": "Read me."},
-			files:  map[string]string{"skills/guide/ref/a.md": "reference", "skills/guide/ref/b.txt": "more"}})
-		// A script stands in for the server: the benchmark is about
-		// plugkit's work, not hashing a 10 MB test binary 50 times.
-		os.Remove(filepath.Join(root, "bin", "server"))
-		os.WriteFile(filepath.Join(root, "bin", "server"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
-		srcs = append(srcs, source.Source{Kind: source.Path, Path: root})
-	}
-	yes := func(context.Context, *install.Change) (bool, error) { return true, nil }
-	if _, err := home.Install(context.Background(), srcs, install.InstallOptions{Consent: yes}); err != nil {
-		b.Fatal(err)
-	}
+	home := installedHome(b, 50)
 	for b.Loop() {
 		plugins, errs, err := NewHomePlugins(home, agentplugin.Options{}).Load()
 		if err != nil || len(errs) > 0 || len(plugins) != 50 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -14,8 +13,10 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/internal/jsontree"
 	"github.com/plugkit/plugkit/mcprun"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // ErrConfig is matched by every error of LoadConfig and ParseConfig.
@@ -88,17 +89,12 @@ func (v *configValue) UnmarshalJSON(b []byte) error {
 
 // LoadConfig reads and resolves the host configuration file at path.
 func LoadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
+	b, err := boundedfile.Read(path, MaxConfigBytes, "MaxConfigBytes")
+	if errors.Is(err, snapshot.ErrLimit) {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxConfigBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrConfig, path, MaxConfigBytes)
 	}
 	c, err := ParseConfig(b, filepath.Dir(path), os.LookupEnv)
 	if err != nil {
@@ -188,27 +184,10 @@ func (v configValue) resolve(dir string, lookupEnv func(string) (string, bool)) 
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	b, err := readSecret(p)
+	b, err := boundedfile.Read(p, MaxSecretBytes, "MaxSecretBytes")
 	if err != nil {
 		return "", err
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	return v.Prefix + s, nil
-}
-
-// readSecret reads a value file, at most MaxSecretBytes.
-func readSecret(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxSecretBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSecretBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, MaxSecretBytes)
-	}
-	return b, nil
 }

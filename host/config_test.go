@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +108,26 @@ func TestOverlaysReachServersAndNeverTheLog(t *testing.T) {
 				t.Errorf("%s's status holds an overlay value: %+v", s.ID, s)
 			}
 		}
+	}
+}
+
+// TestLoadConfigLimits: a configuration file past MaxConfigBytes and a
+// value file past MaxSecretBytes are refused by name, read no further than
+// the limit, and a missing file is the operating system's error.
+func TestLoadConfigLimits(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	mustWrite(t, big, `{"servers": {}}`+strings.Repeat(" ", MaxConfigBytes))
+	if _, err := LoadConfig(big); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "MaxConfigBytes") {
+		t.Errorf("a config of more than MaxConfigBytes: %v", err)
+	}
+	mustWrite(t, filepath.Join(dir, "huge-secret"), strings.Repeat("s", MaxSecretBytes+1))
+	mustWrite(t, filepath.Join(dir, "host.json"), `{"servers": {"p/s": {"env": {"A": {"file": "huge-secret"}}}}}`)
+	_, err := LoadConfig(filepath.Join(dir, "host.json"))
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "MaxSecretBytes") || strings.Contains(err.Error(), "sss") {
+		t.Errorf("a value file of more than MaxSecretBytes: %v", err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "absent.json")); !errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrConfig) {
+		t.Errorf("a missing config: %v, want the operating system's error", err)
 	}
 }

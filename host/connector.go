@@ -53,56 +53,36 @@ func (h *Host) ServerTools(ctx context.Context, id string) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.tools(ctx)
+	tools, err := s.tools(ctx)
+	return slices.Clone(tools), err
 }
 
+// The lists of one server, each item named for the host. The slices are
+// the server's cache: read them, never modify them.
+
 func (s *server) tools(ctx context.Context) ([]Tool, error) {
-	defs, err := cachedList(ctx, s, kindTools, toolsOffered, toolsPage)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Tool, len(defs))
-	for i, d := range defs {
-		out[i] = Tool{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
-	}
-	return out, nil
+	return cachedList(ctx, s, kindTools, toolsOffered, toolsPage, func(d *mcp.Tool) Tool {
+		return Tool{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	})
 }
 
 func (s *server) prompts(ctx context.Context) ([]Prompt, error) {
-	defs, err := cachedList(ctx, s, kindPrompts, promptsOffered, promptsPage)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Prompt, len(defs))
-	for i, d := range defs {
-		out[i] = Prompt{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
-	}
-	return out, nil
+	return cachedList(ctx, s, kindPrompts, promptsOffered, promptsPage, func(d *mcp.Prompt) Prompt {
+		return Prompt{Name: ToolName(s.plugin.Package.Name, s.def.Name, d.Name), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	})
 }
 
 func (s *server) resources(ctx context.Context) ([]Resource, error) {
-	defs, err := cachedList(ctx, s, kindResources, resourcesOffered, resourcesPage)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Resource, len(defs))
-	for i, d := range defs {
-		out[i] = Resource{URI: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URI), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
-	}
-	return out, nil
+	return cachedList(ctx, s, kindResources, resourcesOffered, resourcesPage, func(d *mcp.Resource) Resource {
+		return Resource{URI: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URI), Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
+	})
 }
 
 func (s *server) templates(ctx context.Context) ([]ResourceTemplate, error) {
-	defs, err := cachedList(ctx, s, kindTemplates, resourcesOffered, templatesPage)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ResourceTemplate, len(defs))
-	for i, d := range defs {
-		out[i] = ResourceTemplate{URITemplate: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URITemplate),
+	return cachedList(ctx, s, kindTemplates, resourcesOffered, templatesPage, func(d *mcp.ResourceTemplate) ResourceTemplate {
+		return ResourceTemplate{URITemplate: ResourceURI(s.plugin.Package.Name, s.def.Name, d.URITemplate),
 			Plugin: s.plugin.Package.Name, ServerID: s.def.ID, Def: d}
-	}
-	return out, nil
+	})
 }
 
 // Tools lists every tool of every server under its host name, sorted by
@@ -193,27 +173,44 @@ func (h *Host) open() error {
 	return nil
 }
 
-// find returns the one server item named name: first from the lists
-// cached already; for a name ToolName made without a hash, by listing
-// only the server it names; otherwise by listing every server.
+// find returns the one server item named name. A name ToolName made
+// without a hash spells its plugin and server: only that server's list is
+// searched. Another is searched for in the lists cached already, and only
+// when it is not found there by listing every server.
 func find[T any](ctx context.Context, h *Host, name string, k kind, list func(*server, context.Context) ([]T, error), key func(T) string) (*server, T, error) {
 	var zero T
+	notFound := func() error { return fmt.Errorf("%w: no tool or prompt named %q", ErrNotFound, name) }
 	if err := h.open(); err != nil {
 		return nil, zero, err
 	}
+	if p, sv, plain := splitPlainName(name); plain {
+		s := h.serverNamed(p, sv)
+		if s == nil {
+			return nil, zero, notFound()
+		}
+		items, err := list(s, ctx)
+		if err != nil {
+			return nil, zero, err // that server is down: say why
+		}
+		// Plain names are distinct by construction: the first is the one.
+		for _, it := range items {
+			if key(it) == name {
+				return s, it, nil
+			}
+		}
+		return nil, zero, notFound()
+	}
 	var mu sync.Mutex
-	var lastErr error
 	var found *server
 	var item T
 	n := 0
 	match := func(s *server) {
 		items, err := list(s, ctx)
-		mu.Lock()
-		defer mu.Unlock()
 		if err != nil {
-			lastErr = err
 			return
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		for _, it := range items {
 			if key(it) == name {
 				found, item, n = s, it, n+1
@@ -221,36 +218,25 @@ func find[T any](ctx context.Context, h *Host, name string, k kind, list func(*s
 		}
 	}
 	all := h.servers()
-	p, sv, plain := splitPlainName(name)
-	if plain {
-		// Only the server the name spells can hold it.
-		all = slices.DeleteFunc(all, func(s *server) bool { return s.plugin.Package.Name != p || s.def.Name != sv })
-		eachServer(all, match)
-		if n == 0 && len(all) == 1 && lastErr != nil {
-			return nil, zero, lastErr // that server is down: say why
-		}
-	} else {
-		// Lists already cached cost no request: look there first, and
-		// list every server only for a name not found there.
-		for _, s := range all {
-			if s.cached(k) {
-				match(s)
-			}
-		}
-		if n == 0 {
-			eachServer(all, match)
+	// Lists already cached cost no request: look there first, and list
+	// every server only for a name not found there.
+	for _, s := range all {
+		if s.cached(k) {
+			match(s)
 		}
 	}
-	s := found
+	if n == 0 {
+		eachServer(all, match)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, zero, ctx.Err()
 	case n == 0:
-		return nil, zero, fmt.Errorf("%w: no tool or prompt named %q", ErrNotFound, name)
+		return nil, zero, notFound()
 	case n > 1:
 		return nil, zero, fmt.Errorf("%w: %q is withheld: several servers' items map to it", ErrNotFound, name)
 	}
-	return s, item, nil
+	return found, item, nil
 }
 
 // cached reports whether the server is ready with its list k cached, so

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/url"
 	"path"
@@ -31,6 +32,13 @@ type GatewayOptions struct {
 	// PageSize is the number of items per page of a list; default
 	// DefaultPageSize.
 	PageSize int
+	// Ready, when not nil, holds every request that needs the host's
+	// plugins (lists, calls, prompts, reads) until it is closed, so that
+	// the gateway answers the MCP handshake while the plugins are still
+	// being verified and loaded: start-up does not grow with the number
+	// of plugins. Give the host its plugins (Host.Set), then close Ready;
+	// that first Set is no news to clients, who have seen no list yet.
+	Ready <-chan struct{}
 }
 
 // Gateway serves a Host as one MCP server, so that any MCP client gets
@@ -50,6 +58,7 @@ type Gateway struct {
 	h        *Host
 	srv      *mcp.Server
 	pageSize int
+	ready    <-chan struct{}
 }
 
 // NewGateway returns the gateway of h.
@@ -63,7 +72,12 @@ func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
-	g := &Gateway{h: h, pageSize: opts.PageSize}
+	g := &Gateway{h: h, pageSize: opts.PageSize, ready: opts.Ready}
+	if g.ready == nil {
+		ready := make(chan struct{})
+		close(ready)
+		g.ready = ready
+	}
 	g.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
@@ -112,6 +126,15 @@ func (g *Gateway) Notify(c Change) {
 // middleware answers the methods whose answers come from the host.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch req.(type) {
+		case *mcp.ListToolsRequest, *mcp.CallToolRequest, *mcp.ListPromptsRequest, *mcp.GetPromptRequest,
+			*mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest, *mcp.ReadResourceRequest:
+			select {
+			case <-g.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return g.listTools(ctx, next, method, r)
@@ -156,13 +179,13 @@ func page[T any](items []T, cursor string, size int) ([]T, string, error) {
 // items goes in. cursor points at the request's cursor, nil when the
 // request has no params; the cursor is the gateway's, so the SDK gets
 // none.
-func answerList[T any, R mcp.Result](ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request,
-	cursor *string, items []T, size int, fill func(R, []T, string)) (mcp.Result, error) {
+func answerList[T any, R mcp.Result](ctx context.Context, g *Gateway, next mcp.MethodHandler, method string, req mcp.Request,
+	cursor *string, items []T, fill func(R, []T, string)) (mcp.Result, error) {
 	at := ""
 	if cursor != nil {
 		at, *cursor = *cursor, ""
 	}
-	items, nextCursor, err := page(items, at, size)
+	items, nextCursor, err := page(items, at, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -182,16 +205,33 @@ func (g *Gateway) listTools(ctx context.Context, next mcp.MethodHandler, method 
 	out := make([]*mcp.Tool, len(tools))
 	for i, t := range tools {
 		def := *t.Def
-		def.Name = t.Name
+		def.Name, def.Meta = t.Name, origin(def.Meta, t.ServerID, t.Def.Name)
 		out[i] = &def
 	}
 	var cursor *string
 	if r.Params != nil {
 		cursor = &r.Params.Cursor
 	}
-	return answerList(ctx, next, method, r, cursor, out, g.pageSize, func(res *mcp.ListToolsResult, items []*mcp.Tool, next string) {
+	return answerList(ctx, g, next, method, r, cursor, out, func(res *mcp.ListToolsResult, items []*mcp.Tool, next string) {
 		res.Tools, res.NextCursor = items, next
 	})
+}
+
+// The _meta keys that tell which server an item the gateway renamed
+// comes from, and its name there.
+const (
+	MetaServer = "plugkit/server" // the server's ID, PLUGIN/SERVER
+	MetaName   = "plugkit/name"   // the item's name on that server
+)
+
+// origin is the _meta of a tool or prompt the gateway renamed: the
+// server's own _meta, plus where the item comes from, so that every
+// client can see the mapping.
+func origin(meta mcp.Meta, serverID, name string) mcp.Meta {
+	out := make(mcp.Meta, len(meta)+2)
+	maps.Copy(out, meta)
+	out[MetaServer], out[MetaName] = serverID, name
+	return out
 }
 
 func (g *Gateway) callTool(ctx context.Context, r *mcp.CallToolRequest) (mcp.Result, error) {
@@ -225,14 +265,14 @@ func (g *Gateway) listPrompts(ctx context.Context, next mcp.MethodHandler, metho
 	}
 	for _, p := range prompts {
 		def := *p.Def
-		def.Name = p.Name
+		def.Name, def.Meta = p.Name, origin(def.Meta, p.ServerID, p.Def.Name)
 		out = append(out, &def)
 	}
 	var cursor *string
 	if r.Params != nil {
 		cursor = &r.Params.Cursor
 	}
-	return answerList(ctx, next, method, r, cursor, out, g.pageSize, func(res *mcp.ListPromptsResult, items []*mcp.Prompt, next string) {
+	return answerList(ctx, g, next, method, r, cursor, out, func(res *mcp.ListPromptsResult, items []*mcp.Prompt, next string) {
 		res.Prompts, res.NextCursor = items, next
 	})
 }
@@ -290,7 +330,7 @@ func (g *Gateway) listResources(ctx context.Context, next mcp.MethodHandler, met
 	if r.Params != nil {
 		cursor = &r.Params.Cursor
 	}
-	return answerList(ctx, next, method, r, cursor, out, g.pageSize, func(res *mcp.ListResourcesResult, items []*mcp.Resource, next string) {
+	return answerList(ctx, g, next, method, r, cursor, out, func(res *mcp.ListResourcesResult, items []*mcp.Resource, next string) {
 		res.Resources, res.NextCursor = items, next
 	})
 }
@@ -310,7 +350,7 @@ func (g *Gateway) listTemplates(ctx context.Context, next mcp.MethodHandler, met
 	if r.Params != nil {
 		cursor = &r.Params.Cursor
 	}
-	return answerList(ctx, next, method, r, cursor, out, g.pageSize, func(res *mcp.ListResourceTemplatesResult, items []*mcp.ResourceTemplate, next string) {
+	return answerList(ctx, g, next, method, r, cursor, out, func(res *mcp.ListResourceTemplatesResult, items []*mcp.ResourceTemplate, next string) {
 		res.ResourceTemplates, res.NextCursor = items, next
 	})
 }

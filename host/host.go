@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -292,21 +293,30 @@ func (h *Host) servers() []*server {
 	return out
 }
 
-// server returns the server with the given ID.
+// server returns the server with the given ID, PLUGIN/SERVER.
 func (h *Host) server(id string) (*server, error) {
+	if err := h.open(); err != nil {
+		return nil, err
+	}
+	plugin, name, _ := strings.Cut(id, "/") // neither name holds a "/"
+	if s := h.serverNamed(plugin, name); s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w: no MCP server %q", ErrNotFound, id)
+}
+
+// serverNamed returns the server name of the plugin called plugin, or nil.
+func (h *Host) serverNamed(plugin, name string) *server {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if h.closed {
-		return nil, ErrClosed
-	}
-	for _, p := range h.plugins {
+	if p := h.plugins[plugin]; p != nil {
 		for _, s := range p.servers {
-			if s.def.ID == id {
-				return s, nil
+			if s.def.Name == name {
+				return s
 			}
 		}
 	}
-	return nil, fmt.Errorf("%w: no MCP server %q", ErrNotFound, id)
+	return nil
 }
 
 // Start starts every server not started yet, concurrently, and returns

@@ -43,7 +43,7 @@ type listCache struct {
 	fetch gate         // one fetch at a time; the others wait and reuse it
 	gen   int          // bumped by invalidate, so a fetch in flight is not kept
 	conn  *mcprun.Conn // the session the items came from; nil when invalid
-	items any          // []T
+	items any          // []T, named for the host; shared, never modified
 }
 
 // gate is a mutex that a waiter can give up on when its ctx ends; make it
@@ -73,8 +73,10 @@ func (s *server) invalidate(k kind) {
 type pageFunc[T any] func(ctx context.Context, sess *mcp.ClientSession, cursor string) ([]T, string, error)
 
 // cachedList returns list k of server s, starting it if needed, from the
-// cache when it is valid for the current session.
-func cachedList[T any](ctx context.Context, s *server, k kind, offered func(*mcp.ServerCapabilities) bool, page pageFunc[T]) ([]T, error) {
+// cache when it is valid for the current session. The server's items D
+// are named for the host by item once per fetch, not once per request;
+// the slice returned is the cache's, which nobody may modify.
+func cachedList[D, T any](ctx context.Context, s *server, k kind, offered func(*mcp.ServerCapabilities) bool, page pageFunc[D], item func(D) T) ([]T, error) {
 	c := &s.lists[k]
 	if err := c.fetch.enter(ctx); err != nil {
 		return nil, err
@@ -93,14 +95,18 @@ func cachedList[T any](ctx context.Context, s *server, k kind, offered func(*mcp
 	gen := c.gen
 	s.mu.Unlock()
 
-	var items []T
+	var defs []D
 	if caps := sess.InitializeResult().Capabilities; caps != nil && offered(caps) {
-		items, err = paginate(ctx, s.h.opts, k, func(ctx context.Context, cursor string) ([]T, string, error) {
+		defs, err = paginate(ctx, s.h.opts, k, func(ctx context.Context, cursor string) ([]D, string, error) {
 			return page(ctx, sess, cursor)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("server %s: %w", s.def.ID, err)
 		}
+	}
+	items := make([]T, len(defs))
+	for i, d := range defs {
+		items[i] = item(d)
 	}
 	s.mu.Lock()
 	if c.gen == gen {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -87,8 +88,20 @@ To add it to an MCP client, put this in the client's MCP configuration:
 	return cmd
 }
 
+// gatewayGCPercent is the gateway's garbage collection target (GOGC)
+// unless the environment sets one. The MCP SDK allocates a 32 KiB buffer
+// for every JSON message it decodes, several per relayed call, so with
+// Go's default of 100 the gateway collected its small heap every few
+// dozen calls, and collecting cost as much CPU as relaying: at 400 it
+// spends half the CPU per call, for a heap that may grow to five times
+// what is live instead of twice.
+const gatewayGCPercent = 400
+
 func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	ctx := cmd.Context()
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(gatewayGCPercent))
+	}
 	token, err := f.token()
 	if err != nil {
 		return err
@@ -106,30 +119,64 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 		return err
 	}
 	src := &gatewaySource{args: args, home: home, load: agentplugin.Options{Transports: ts}, log: log, current: map[string]*runnable{}}
+	var plugins []host.Plugin
 	if len(args) == 0 {
 		if home == nil {
 			return usagef("no plugin home (set --home or PLUGKIT_HOME) and no PLUGIN arguments")
 		}
+		// A home that cannot be read stops the gateway here; its plugins
+		// are verified and loaded once it answers clients (watch).
+		if _, err := home.List(); err != nil {
+			return homeError(err)
+		}
 		src.installed = host.NewHomePlugins(home, src.load)
-	}
-	plugins, _, err := src.plugins(ctx)
-	defer src.cleanup()
-	if err != nil {
+	} else if plugins, _, err = src.plugins(ctx); err != nil {
 		return err
 	}
 	var gw *host.Gateway
-	opts.OnChange = func(c host.Change) { gw.Notify(c) }
+	// The changes Set makes are told to clients by reload, after it, and
+	// the first one never (no client has seen a list yet); OnChange only
+	// relays what servers announce.
+	opts.OnChange = func(c host.Change) {
+		if len(c.Added)+len(c.Updated)+len(c.Removed) == 0 {
+			gw.Notify(c)
+		}
+	}
 	h, err := host.New(plugins, opts)
 	if err != nil {
+		src.cleanup()
 		return failed(err)
 	}
-	defer h.Close()
-	gw = host.NewGateway(h, host.GatewayOptions{})
-	log.Info("gateway ready", "plugins", len(plugins), "home", homeDirOf(home))
-	if f.eager {
-		go h.Start(ctx)
+	ready := make(chan struct{})
+	gw = host.NewGateway(h, host.GatewayOptions{Ready: ready})
+	wctx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		src.watch(wctx, h, gw, f.watch, ready)
+	}()
+	// The watcher stops before the host closes and the unpacked plugins
+	// go: a reload must not race with either.
+	defer func() {
+		stop()
+		<-watched
+		h.Close()
+		src.cleanup()
+	}()
+	if src.installed != nil {
+		log.Info("gateway ready; loading the installed plugins", "home", home.Dir())
+	} else {
+		log.Info("gateway ready", "plugins", len(plugins))
 	}
-	go src.watch(ctx, h, f.watch)
+	if f.eager {
+		go func() {
+			select {
+			case <-ready:
+				h.Start(wctx)
+			case <-wctx.Done():
+			}
+		}()
+	}
 
 	if f.httpAddr != "" {
 		return serveHTTP(ctx, gw, f.httpAddr, token, f.bodyTime, log)
@@ -141,24 +188,18 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	return nil
 }
 
-func homeDirOf(h *install.Home) string {
-	if h == nil {
-		return ""
-	}
-	return h.Dir()
-}
-
 // token checks the token rules of --http and returns the token, if any.
 func (f *gatewayFlags) token() (string, error) {
-	token := os.Getenv(gatewayTokenEnv)
+	token := strings.TrimSpace(os.Getenv(gatewayTokenEnv))
 	if f.tokenFile != "" {
-		b, err := readSecretFile(f.tokenFile)
+		tokens, err := readTokenFile(f.tokenFile)
 		if err != nil {
 			return "", usage(fmt.Errorf("--token-file: %w", err))
 		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return "", usagef("--token-file %s is empty", f.tokenFile)
+		if len(tokens) != 1 {
+			return "", usagef("--token-file %s: want exactly one token, found %d", f.tokenFile, len(tokens))
 		}
+		token = tokens[0]
 	}
 	if f.httpAddr == "" {
 		if f.tokenFile != "" {
@@ -179,20 +220,6 @@ func (f *gatewayFlags) token() (string, error) {
 	return token, nil
 }
 
-// readSecretFile reads a small secret file.
-func readSecretFile(p string) ([]byte, error) {
-	fh, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, 4097))
-	if err == nil && len(b) > 4096 {
-		err = errors.New("larger than 4 KiB")
-	}
-	return b, err
-}
-
 // maxHTTPBody bounds one HTTP request's body, as the SDK's handler does.
 const maxHTTPBody = mcp.DefaultMaxRequestBodyBytes
 
@@ -209,21 +236,13 @@ func serveHTTP(ctx context.Context, gw *host.Gateway, addr, token string, bodyTi
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("gateway listening", "url", "http://"+ln.Addr().String()+"/mcp", "token", token != "")
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return usage(err)
-	case <-ctx.Done():
+	// The event streams clients keep open would hold a shutdown to its
+	// end: cutting them after a short grace is the normal way to stop.
+	err = serveUntil(ctx, srv, ln, false, 2*time.Second, log)
+	if errors.Is(err, errShutdownTimeout) {
+		return nil
 	}
-	// Streams a client keeps open would hold Shutdown: a short grace, then
-	// everything is cut.
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if srv.Shutdown(sctx) != nil {
-		srv.Close()
-	}
-	return nil
+	return err
 }
 
 // requireToken refuses requests without the bearer token, when there is
@@ -351,9 +370,10 @@ func (s *gatewaySource) cleanup() {
 	}
 }
 
-// watch reloads the plugins when the home's lock file changes (serving the
+// watch loads the home's plugins (serving the home) and closes ready, then
+// reloads the plugins when the home's lock file changes (serving the
 // home) or on SIGHUP, until ctx ends.
-func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.Duration) {
+func (s *gatewaySource) watch(ctx context.Context, h *host.Host, gw *host.Gateway, interval time.Duration, ready chan<- struct{}) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -362,7 +382,11 @@ func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.D
 	var last os.FileInfo
 	if s.installed != nil {
 		last, _ = os.Stat(s.home.LockPath())
+		begin := time.Now()
+		s.reload(ctx, h, nil)
+		s.log.Info("plugins loaded", "plugins", len(h.Plugins()), "elapsed", time.Since(begin).Round(time.Millisecond))
 	}
+	close(ready)
 	for {
 		select {
 		case <-ctx.Done():
@@ -378,16 +402,26 @@ func (s *gatewaySource) watch(ctx context.Context, h *host.Host, interval time.D
 			}
 			last = fi
 		}
-		plugins, retire, err := s.plugins(ctx)
-		if err != nil {
-			s.log.Error("reloading plugins", "reason", err.Error())
-			continue
-		}
-		if _, err := h.Set(plugins); err != nil {
-			s.log.Error("reloading plugins", "reason", err.Error())
-		}
-		retire()
+		s.reload(ctx, h, gw)
 	}
+}
+
+// reload gives h the plugins to serve now and tells gw's clients what
+// changed (unless gw is nil); a failure is logged, and h keeps serving
+// what it served.
+func (s *gatewaySource) reload(ctx context.Context, h *host.Host, gw *host.Gateway) {
+	plugins, retire, err := s.plugins(ctx)
+	if err != nil {
+		s.log.Error("reloading plugins", "reason", err.Error())
+		return
+	}
+	ch, err := h.Set(plugins)
+	if err != nil {
+		s.log.Error("reloading plugins", "reason", err.Error())
+	} else if gw != nil {
+		gw.Notify(ch)
+	}
+	retire()
 }
 
 // sameFile reports whether two stats of the lock file show the same file:

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -256,6 +258,13 @@ func TestGatewayStdio(t *testing.T) {
 	if len(tools) != 6+7+6 {
 		t.Errorf("%d tools, want 19: %q", len(tools), tools)
 	}
+	// The mapping is in each renamed tool's _meta.
+	for tool, err := range sess.Tools(ctx, nil) {
+		if err == nil && tool.Name == host.ToolName("alpha", "two", "read.file") &&
+			(tool.Meta[host.MetaServer] != "alpha/two" || tool.Meta[host.MetaName] != "read.file") {
+			t.Errorf("%s: _meta %v, want its server and its name there", tool.Name, tool.Meta)
+		}
+	}
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: host.ToolName("alpha", "two", "read.file")})
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != "I am read.file" {
 		t.Errorf("hashed tool name: %v %+v", err, res)
@@ -288,6 +297,9 @@ func TestGatewayStdio(t *testing.T) {
 			t.Fatal(err)
 		}
 		prompts = append(prompts, p.Name)
+		if p.Name == "alpha_one_greet" && (p.Meta[host.MetaServer] != "alpha/one" || p.Meta[host.MetaName] != "greet") {
+			t.Errorf("%s: _meta %v", p.Name, p.Meta)
+		}
 	}
 	if !slices.Contains(prompts, "alpha/guide") || !slices.Contains(prompts, "alpha_one_greet") {
 		t.Errorf("prompts %q", prompts)
@@ -362,7 +374,7 @@ func mustJSON(v any) []byte {
 // TestGatewayHTTP is the gateway over Streamable HTTP: the token rules,
 // every tool callable, and SIGTERM ending it with every process.
 func TestGatewayHTTP(t *testing.T) {
-	alpha, _ := gatewayPlugins(t)
+	alpha, beta := gatewayPlugins(t)
 	home := t.TempDir()
 
 	// Off loopback a token is required; with one it is always checked.
@@ -377,7 +389,7 @@ func TestGatewayHTTP(t *testing.T) {
 
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("t0ken-5678\n"), 0o600)
-	cmd, errb := gatewayCmd(t, home, "--http", "127.0.0.1:0", "--token-file", tokenFile, "--http-body-timeout", "1s", alpha)
+	cmd, errb := gatewayCmd(t, home, "--http", "127.0.0.1:0", "--token-file", tokenFile, "--http-body-timeout", "1s", alpha, beta)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -418,11 +430,11 @@ func TestGatewayHTTP(t *testing.T) {
 	}
 	defer sess.Close()
 	tools := listTools(t, sess)
-	if len(tools) != 13 {
+	if len(tools) != 6+7+6 || !slices.Contains(tools, host.ToolName("beta.tools", "one", "echo")) {
 		t.Errorf("tools %q", tools)
 	}
 	pids := callEvery(t, sess)
-	for _, name := range []string{"alpha_one_info", "alpha_two_info"} {
+	for _, name := range []string{"alpha_one_info", "alpha_two_info", host.ToolName("beta.tools", "one", "info")} {
 		pid, _ := callInfo(t, sess, name)
 		pids = append(pids, pid)
 	}
@@ -441,6 +453,73 @@ func TestGatewayHTTP(t *testing.T) {
 	}
 	waitGone(t, pids)
 	if strings.Contains(errb.String(), "t0ken-5678") {
+		t.Error("the token was logged")
+	}
+}
+
+// TestGatewayHTTPTokenFromEnvironment: the token may come from
+// PLUGKIT_GATEWAY_TOKEN instead of a file, and is then checked the same
+// way; a request naming another host than the loopback address the
+// gateway is bound to is refused even with the token (DNS rebinding).
+func TestGatewayHTTPTokenFromEnvironment(t *testing.T) {
+	alpha, _ := gatewayPlugins(t)
+	t.Setenv(gatewayTokenEnv, "env-t0ken-42")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errb := &syncBuffer{url: make(chan string, 1)}
+	exit := make(chan int, 1)
+	go func() {
+		exit <- runContext(ctx, []string{"gateway", "--home", t.TempDir(), "--http", "127.0.0.1:0", alpha}, io.Discard, errb)
+	}()
+	var url string
+	select {
+	case url = <-errb.url:
+	case code := <-exit:
+		t.Fatalf("the gateway exited %d:\n%s", code, errb.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no listening address:\n%s", errb.String())
+	}
+	post := func(token, hostHeader string) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if hostHeader != "" {
+			req.Host = hostHeader
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		token, host string
+		want        int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"wrong", "", http.StatusUnauthorized},
+		{"env-t0ken-42", "attacker.example:80", http.StatusForbidden},
+		{"env-t0ken-42", "", http.StatusOK},
+	} {
+		if got := post(c.token, c.host); got != c.want {
+			t.Errorf("token %q, Host %q: HTTP %d, want %d", c.token, c.host, got, c.want)
+		}
+	}
+	cancel()
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Errorf("exit %d after the context ended\n%s", code, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the gateway did not stop")
+	}
+	if strings.Contains(errb.String(), "env-t0ken-42") {
 		t.Error("the token was logged")
 	}
 }
@@ -477,24 +556,25 @@ func TestGatewayFollowsTheHome(t *testing.T) {
 		t.Errorf("installed plugin's PLUGIN_DATA: %q", env)
 	}
 
-	waitChange := func(what string) {
+	// Every change of the plugins changes all three lists, and the client
+	// hears of each.
+	waitChange := func() {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
-		for {
+		missing := map[string]bool{"tools": true, "prompts": true, "resources": true}
+		for len(missing) > 0 {
 			select {
 			case c := <-changes:
-				if c == what {
-					return
-				}
+				delete(missing, c)
 			case <-deadline:
-				t.Fatalf("no %s list_changed notification\n%s", what, g.stderr.String())
+				t.Fatalf("no list_changed notification for %v\n%s", slices.Sorted(maps.Keys(missing)), g.stderr.String())
 			}
 		}
 	}
 	if code, _, stderr := runCLI(t, "install", "--yes", "--home", home, beta); code != 0 {
 		t.Fatalf("install beta: %s", stderr)
 	}
-	waitChange("tools")
+	waitChange()
 	after := listTools(t, sess)
 	if !slices.Contains(after, host.ToolName("beta.tools", "one", "echo")) || !slices.Contains(after, "alpha_one_echo") {
 		t.Errorf("tools after installing beta.tools: %q", after)
@@ -510,7 +590,7 @@ func TestGatewayFollowsTheHome(t *testing.T) {
 	if code, _, stderr := runCLI(t, "update", "--yes", "--home", home, "alpha"); code != 0 {
 		t.Fatalf("update alpha: %s", stderr)
 	}
-	waitChange("tools")
+	waitChange()
 	if tools := listTools(t, sess); !slices.Contains(tools, "alpha_one_added") {
 		t.Errorf("tools after updating alpha: %q", tools)
 	}
@@ -520,7 +600,7 @@ func TestGatewayFollowsTheHome(t *testing.T) {
 	if code, _, stderr := runCLI(t, "remove", "--home", home, "alpha"); code != 0 {
 		t.Fatalf("remove alpha: %s", stderr)
 	}
-	waitChange("tools")
+	waitChange()
 	if tools := listTools(t, sess); slices.Contains(tools, "alpha_one_echo") {
 		t.Errorf("tools after removing alpha: %q", tools)
 	}
@@ -533,6 +613,11 @@ func TestGatewayFollowsTheHome(t *testing.T) {
 	}
 	if slices.Contains(prompts, "alpha/guide") {
 		t.Errorf("a removed plugin's skill is still a prompt: %q", prompts)
+	}
+	for r, err := range sess.Resources(context.Background(), nil) {
+		if err == nil && strings.HasPrefix(r.URI, "skill://alpha/") {
+			t.Errorf("a removed plugin's skill file is still a resource: %s", r.URI)
+		}
 	}
 }
 
@@ -617,5 +702,15 @@ func TestGatewayReloadsArgumentsOnSIGHUP(t *testing.T) {
 	waitGone(t, []int{betaPID})
 	if pid, _ := callInfo(t, sess, "alpha_one_info"); pid != alphaPID {
 		t.Error("SIGHUP restarted the unchanged plugin alpha")
+	}
+	betaPID, _ = callInfo(t, sess, host.ToolName("beta.tools", "one", "info"))
+
+	// A stdio gateway also stops on SIGTERM, with every process: its
+	// servers end while its stdin is still open, and it exits 0.
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	waitGone(t, []int{alphaPID, betaPID})
+	sess.Close() // reaps the gateway
+	if st := g.cmd.ProcessState; st == nil || st.ExitCode() != 0 {
+		t.Errorf("the stdio gateway after SIGTERM: %v\n%s", st, g.stderr.String())
 	}
 }

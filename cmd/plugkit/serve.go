@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -261,29 +259,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.gcInterval > 0 {
 		go h.RunGC(ctx, f.gcInterval, registry.GCOptions{Grace: f.gcGrace})
 	}
-	done := make(chan error, 1)
-	go func() {
-		if certs != nil {
-			done <- srv.ServeTLS(ln, "", "")
-		} else {
-			done <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-done:
-		return usage(err)
-	case <-ctx.Done(): // SIGINT or SIGTERM
-	}
-	logger.Info("shutting down: finishing the requests in flight", "timeout", f.shutdownTimeout)
-	shut, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil {
-		return usage(fmt.Errorf("shutdown: %w", err))
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return usage(err)
-	}
-	return nil
+	return serveUntil(ctx, srv, ln, certs != nil, f.shutdownTimeout, logger)
 }
 
 // newLogger returns the server's logger on stderr in format (text or json).
