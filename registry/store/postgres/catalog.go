@@ -30,11 +30,19 @@ func (db *DB) Catalog(ctx context.Context, q store.CatalogQuery) ([]distribution
 	var b pgx.Batch
 	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
 	b.Queue(`SELECT id, name, description FROM plugins `+where, args...)
-	b.Queue(`SELECT `+releaseColumns+` FROM releases r WHERE r.plugin_id IN (`+page+`)
+	// Each plugin's releases and channels are looked up by index, per
+	// plugin of the page: OFFSET 0 keeps the planner from flattening the
+	// lateral subqueries into a join whose method it picks from
+	// statistics, and right after a bulk load (before autovacuum has
+	// analysed the tables) it picked full scans (50 ms instead of 1 ms at
+	// 50,000 plugins).
+	b.Queue(`SELECT `+releaseColumns+` FROM (`+page+`) p
+		CROSS JOIN LATERAL (SELECT * FROM releases WHERE plugin_id = p.id OFFSET 0) r
 		ORDER BY r.plugin_id, r.published_at DESC, r.id`, args...)
-	b.Queue(`SELECT c.plugin_id, c.name, c.release_id
-		FROM channels c JOIN releases r ON r.id = c.release_id
-		WHERE c.plugin_id IN (`+page+`) AND NOT r.yanked`, args...)
+	b.Queue(`SELECT c.plugin_id, c.name, c.release_id FROM (`+page+`) p
+		CROSS JOIN LATERAL (SELECT plugin_id, name, release_id FROM channels WHERE plugin_id = p.id OFFSET 0) c
+		CROSS JOIN LATERAL (SELECT yanked FROM releases WHERE id = c.release_id OFFSET 0) r
+		WHERE NOT r.yanked`, args...)
 	b.Queue(`COMMIT`)
 	// A failure leaves the connection inside the transaction; the pool
 	// discards such connections on release.
