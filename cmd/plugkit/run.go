@@ -170,17 +170,12 @@ func openRunnable(ctx context.Context, arg string, home *install.Home, load agen
 		location = src.Path
 	}
 	// Servers run from files: unpack a private copy, removed on exit.
-	tmp, err := os.MkdirTemp("", "plugkit-run-")
+	hp, remove, err := host.Unpacked(p.Package, "", p.Identity)
 	if err != nil {
-		return nil, usage(err)
-	}
-	root := filepath.Join(tmp, p.Package.Name)
-	if err := snapshot.WriteDir(root, p.Package.Snapshot); err != nil {
-		os.RemoveAll(tmp)
 		return nil, usage(fmt.Errorf("unpacking %s to run it: %w", arg, err))
 	}
-	return &runnable{pkg: p.Package, root: root, location: location, identity: p.Identity,
-		cleanup: func() { os.RemoveAll(tmp) }}, nil
+	return &runnable{pkg: p.Package, root: hp.Root, location: location, identity: p.Identity,
+		cleanup: func() { remove() }}, nil
 }
 
 // openInstalled is an installed plugin, verified, from its store tree.
