@@ -140,6 +140,22 @@ func TestClientLimitsFitServerPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("the largest entry is a %d-byte page", rec.Body.Len())
+	if bound := (DefaultMaxReleasesPerPlugin + 1) * (2*DefaultMaxDescriptionBytes + maxEntryOverhead); rec.Body.Len() > bound {
+		t.Fatalf("the largest entry is %d bytes, over the %d that Config.Check assumes", rec.Body.Len(), bound)
+	}
+	for _, c := range []struct {
+		cfg Config
+		ok  bool
+	}{
+		{Config{}, true},
+		{Config{MaxDescriptionBytes: 64 << 10}, false},
+		{Config{MaxDescriptionBytes: 64 << 10, MaxReleasesPerPlugin: 50}, true},
+		{Config{MaxReleasesPerPlugin: 100_000}, false},
+	} {
+		if err := c.cfg.Check(); (err == nil) != c.ok {
+			t.Errorf("Check(description %d, releases %d): %v", c.cfg.MaxDescriptionBytes, c.cfg.MaxReleasesPerPlugin, err)
+		}
+	}
 	if rec.Body.Len() > distribution.DefaultMaxResponseBytes {
 		t.Fatalf("the largest entry is %d bytes, over the client's %d-byte limit", rec.Body.Len(), distribution.DefaultMaxResponseBytes)
 	}

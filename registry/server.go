@@ -158,10 +158,34 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 	return v
 }
 
+// maxEntryOverhead bounds the bytes of a release in a catalog page
+// besides its description: ids, version, digest, size, dates, its
+// channel, and the JSON around them.
+const maxEntryOverhead = 1024
+
+// Check reports limits that do not fit together (Store and Blobs aside):
+// one plugin's catalog entry, at its quotas, must fit in the response a
+// plugkit client reads (distribution.DefaultMaxResponseBytes), or the
+// catalog would fail for every client. A description counts twice, as
+// JSON may escape each of its bytes. New calls Check; a caller can call it
+// before it creates anything.
+func (cfg Config) Check() error {
+	desc := orDefault(cfg.MaxDescriptionBytes, DefaultMaxDescriptionBytes)
+	releases := orDefault(cfg.MaxReleasesPerPlugin, DefaultMaxReleasesPerPlugin)
+	if entry := int64(releases+1) * int64(2*desc+maxEntryOverhead); entry > distribution.DefaultMaxResponseBytes {
+		return fmt.Errorf("registry: %d bytes of description and %d releases per plugin allow a catalog entry of up to %d bytes, over the %d a plugkit client reads in one response: lower one of them",
+			desc, releases, entry, distribution.DefaultMaxResponseBytes)
+	}
+	return nil
+}
+
 // New returns a Server for cfg.
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Blobs == nil {
 		return nil, errors.New("registry: Config needs a Store and Blobs")
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	a, err := newAuth(cfg)
 	if err != nil {

@@ -358,12 +358,21 @@ func TestServeFlags(t *testing.T) {
 	if code, _, errs := plugkit(t, "serve", "--max-uploads", "0"); code != 2 || !strings.Contains(errs, "--max-uploads must be positive") {
 		t.Fatalf("--max-uploads 0: exit %d %s", code, errs)
 	}
+	// Limits whose largest catalog entry no client could read are refused
+	// before anything is created.
+	data := filepath.Join(t.TempDir(), "data")
+	if code, _, errs := plugkit(t, "serve", "--data", data, "--addr", "127.0.0.1:0", "--max-description", "65536"); code != 2 ||
+		!strings.Contains(errs, "65536 bytes of description and 1000 releases per plugin") {
+		t.Fatalf("--max-description 65536: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("refused limits created %s: %v", data, err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	data := filepath.Join(t.TempDir(), "data")
 	if code, _, _ := plugkit(t, "serve", "--addr", busy.Addr().String(), "--data", data); code != 2 {
 		t.Fatalf("serve on a busy port: exit %d", code)
 	}

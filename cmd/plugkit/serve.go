@@ -173,6 +173,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		"max-releases", "max-channels", "max-installations", "max-description", "gc-grace", "shutdown-timeout"); err != nil {
 		return err
 	}
+	limits := registry.Config{MaxDescriptionBytes: f.descriptionBytes, MaxReleasesPerPlugin: f.releases}
+	if err := limits.Check(); err != nil {
+		return usage(err)
+	}
 	logger, err := newLogger(cmd, f.logFormat)
 	if err != nil {
 		return err
