@@ -14,6 +14,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/plugkit/plugkit/internal/hostile"
 )
 
 // countingFiles counts the bytes read from a layout's files.
@@ -95,13 +97,21 @@ func TestLayoutFanOutCostsItsSize(t *testing.T) {
 		t.Run(map[bool]string{false: "under ref names", true: "below image indexes"}[throughIndexes], func(t *testing.T) {
 			dir, size, target := fanOutLayout(t, 2000, 1<<20, throughIndexes)
 			files := &countingFiles{layoutFiles: dirFiles(dir)}
-			r, err := readLayout(context.Background(), files, dir)
+			var r *layoutReader
+			var err error
+			peak, _ := hostile.Heap(func() { r, err = readLayout(context.Background(), files, dir) })
 			if err != nil {
 				t.Fatal(err)
 			}
 			if read := files.read.Load(); read > 2*size {
 				t.Errorf("read %d bytes of a %d-byte layout", read, size)
 			}
+			// Memory too is bounded by the layout's size, not by how many
+			// times its parts are named.
+			if peak > uint64(4*size) {
+				t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
+			}
+			t.Logf("%d-byte layout: read %d bytes, peak heap %d", size, files.read.Load(), peak)
 			// The graph is whole: below the indexes, the manifest has
 			// each of them as a predecessor.
 			if n := len(r.preds[target]); throughIndexes && n != 2000 {
