@@ -4,11 +4,11 @@ import "sync"
 
 // Progress is told, after each plugin a multi-plugin operation has
 // fetched or checked, how many of how many are done: a CLI draws a bar
-// with it, a host logs it. It may be called from several goroutines at
-// once, but never concurrently with itself.
+// with it, a host logs it. Calls come one at a time, though not always
+// from the same goroutine.
 type Progress func(done, total int)
 
-// counter calls a Progress one plugin at a time; the zero value and a nil
+// counter calls a Progress one plugin at a time; a nil *counter and a nil
 // Progress do nothing.
 type counter struct {
 	mu    sync.Mutex
