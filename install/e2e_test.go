@@ -8,13 +8,11 @@ package install
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/testservice"
@@ -27,21 +25,7 @@ func serve(t *testing.T, bin string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS="+publishToken, "PLUGKIT_READ_TOKENS="+readToken)
-	const listening = "plugkit serve: listening on "
-	var url string
-	testservice.Start(t, cmd, 30*time.Second, func() error {
-		// Start logs the service's output to the file it gave as stdout.
-		b, err := os.ReadFile(cmd.Stdout.(*os.File).Name())
-		if err != nil {
-			return err
-		}
-		_, rest, ok := strings.Cut(string(b), listening)
-		if i := strings.IndexByte(rest, '\n'); ok && i >= 0 {
-			url = rest[:i]
-			return nil
-		}
-		return errors.New("not listening yet")
-	})
+	_, url := testservice.StartServe(t, cmd)
 	return url
 }
 

@@ -5,7 +5,6 @@ package registry
 // verbs.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/testbin"
+	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // TestMain removes the plugkit binary the tests built once they are done.
@@ -38,26 +38,17 @@ func plugkitBin(t testing.TB) string {
 
 // serverProc is a running `plugkit serve`.
 type serverProc struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *syncBuffer
+	*testservice.Process
+	url string
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// log is everything the server has written so far (stdout and stderr).
+func (p *serverProc) log() string {
+	b, err := os.ReadFile(p.Log.Name())
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // startServe starts plugkit serve on a free loopback port over data, with
@@ -77,39 +68,13 @@ func startServeEnv(t *testing.T, data string, env []string, args ...string) *ser
 	cmd := exec.Command(plugkitBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "PLUGKIT_PUBLISH_TOKENS=", "PLUGKIT_READ_TOKENS=", "PLUGKIT_ADMIN_TOKENS=")
 	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &serverProc{cmd: cmd, stderr: &syncBuffer{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p, url := testservice.StartServe(t, cmd)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
 		if t.Failed() {
-			t.Logf("server stderr:\n%s", p.stderr)
+			t.Logf("server log:\n%s", p.LogText())
 		}
 	})
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-		io.Copy(io.Discard, out)
-	}()
-	select {
-	case s := <-line:
-		url, ok := strings.CutPrefix(strings.TrimSpace(s), "plugkit serve: listening on ")
-		if !ok {
-			t.Fatalf("serve printed %q; stderr: %s", s, p.stderr)
-		}
-		p.url = url
-	case <-time.After(20 * time.Second):
-		t.Fatalf("serve did not start; stderr: %s", p.stderr)
-	}
-	return p
+	return &serverProc{Process: p, url: url}
 }
 
 // plugkit runs the binary's client verbs and returns stdout, stderr and the
@@ -234,7 +199,7 @@ func TestE2EPrivateRegistry(t *testing.T) {
 			t.Errorf("catalog with token %q: exit %d, want %d (%s)", tok, code, want, stderr)
 		}
 	}
-	if strings.Contains(srv.stderr.String(), readToken) || strings.Contains(srv.stderr.String(), publishToken) {
+	if strings.Contains(srv.log(), readToken) || strings.Contains(srv.log(), publishToken) {
 		t.Fatal("a token reached the server log")
 	}
 }
@@ -325,8 +290,8 @@ func TestE2EKillDuringPublish(t *testing.T) {
 		}()
 	}
 	time.Sleep(15 * time.Millisecond)
-	srv.cmd.Process.Signal(syscall.SIGKILL)
-	srv.cmd.Wait()
+	srv.Cmd.Process.Signal(syscall.SIGKILL)
+	srv.Wait()
 	wg.Wait()
 	pw.Close()
 
@@ -430,7 +395,7 @@ func TestE2EOwnership(t *testing.T) {
 	if _, stderr, code := plugkit(t, "b-secret", "publish", writePlugin(t, "alpha", "1.1.0"), reg); code != 0 {
 		t.Fatalf("bob after the grant: %s", stderr)
 	}
-	log := srv.stderr.String()
+	log := srv.log()
 	if !strings.Contains(log, "identities=alice,bob") || strings.Contains(log, "a-secret") || strings.Contains(log, "root-secret") {
 		t.Fatalf("server log: identities not logged, or a secret is:\n%s", log)
 	}

@@ -101,7 +101,7 @@ func TestE2ETLSReloadOnSIGHUP(t *testing.T) {
 	if serial, _ := servedSerial(t, addr, first, second); serial != 1 {
 		t.Fatalf("the certificate changed before SIGHUP: %d", serial)
 	}
-	srv.cmd.Process.Signal(syscall.SIGHUP)
+	srv.Cmd.Process.Signal(syscall.SIGHUP)
 	eventually(t, "the new certificate after SIGHUP", func() error {
 		serial, err := servedSerial(t, addr, second)
 		if err == nil && serial != 2 {
@@ -110,9 +110,9 @@ func TestE2ETLSReloadOnSIGHUP(t *testing.T) {
 		return err
 	})
 	os.WriteFile(filepath.Join(dir, "tls.key"), []byte("not a key"), 0o600)
-	srv.cmd.Process.Signal(syscall.SIGHUP)
+	srv.Cmd.Process.Signal(syscall.SIGHUP)
 	eventually(t, "a failed reload logged", func() error {
-		if !strings.Contains(srv.stderr.String(), "TLS reload failed") {
+		if !strings.Contains(srv.log(), "TLS reload failed") {
 			return fmt.Errorf("not logged")
 		}
 		return nil
@@ -158,7 +158,7 @@ func TestE2EGracefulShutdown(t *testing.T) {
 		}
 		return nil
 	})
-	srv.cmd.Process.Signal(syscall.SIGTERM)
+	srv.Cmd.Process.Signal(syscall.SIGTERM)
 	addr := strings.TrimPrefix(srv.url, "http://")
 	eventually(t, "no new connections after SIGTERM", func() error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -173,10 +173,10 @@ func TestE2EGracefulShutdown(t *testing.T) {
 	r := <-res
 	var pr2 distribution.PublishResult
 	if r.err != nil || r.code != 201 || json.Unmarshal([]byte(r.body), &pr2) != nil || !pr2.Created {
-		t.Fatalf("the publish in flight: %d %q %v\n%s", r.code, r.body, r.err, srv.stderr)
+		t.Fatalf("the publish in flight: %d %q %v\n%s", r.code, r.body, r.err, srv.log())
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.cmd.Wait() }()
+	go func() { done <- srv.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -348,7 +348,7 @@ func testTokenRevoked(t *testing.T, r *replicaSet) {
 		t.Errorf("the revoked token was refused everywhere only after %v", d)
 	}
 	for _, p := range []*serverProc{r.a, r.b} {
-		if strings.Contains(p.stderr.String(), tok.Token) {
+		if strings.Contains(p.log(), tok.Token) {
 			t.Fatal("a database token reached the server log")
 		}
 	}
@@ -401,8 +401,8 @@ func TestE2EReplicaKilledMidPublish(t *testing.T) {
 		}
 	}()
 	time.Sleep(200 * time.Millisecond)
-	r.a.cmd.Process.Signal(syscall.SIGKILL)
-	r.a.cmd.Wait()
+	r.a.Cmd.Process.Signal(syscall.SIGKILL)
+	r.a.Wait()
 	pw.CloseWithError(errors.New("gone"))
 	<-done
 

@@ -48,10 +48,10 @@ type progress struct {
 // startProgress starts a bar named name (untrusted text is made safe) for
 // total units, bytes when bytes is set; total <= 0 means unknown.
 func startProgress(cmd *cobra.Command, name string, total int64, bytes bool) *progress {
-	w := cmd.ErrOrStderr()
-	if jsonRequested(cmd) || !stderrIsTerminal(w) {
+	if !canDraw(cmd) {
 		return &progress{}
 	}
+	w := cmd.ErrOrStderr()
 	delay := make(chan any)
 	p := mpb.NewWithContext(cmd.Context(), mpb.WithOutput(w), mpb.WithRenderDelay(delay), mpb.WithAutoRefresh(), mpb.WithWidth(40))
 	counters := decor.CountersNoUnit("%d / %d")
@@ -109,12 +109,18 @@ func (pr *progress) done() {
 // transfers, as distribution's default client does.
 const transferTimeout = 5 * time.Minute
 
+// canDraw reports whether cmd may draw progress: not with --json, and
+// only on a terminal.
+func canDraw(cmd *cobra.Command) bool {
+	return !jsonRequested(cmd) && stderrIsTerminal(cmd.ErrOrStderr())
+}
+
 // progressClient is the HTTP client of a registry verb that transfers an
 // archive: it shows artifact downloads and publish uploads as progress
 // bars named name. It is nil, distribution's default, where no bar can
 // draw (--json, stderr not a terminal).
 func progressClient(cmd *cobra.Command, name string) *http.Client {
-	if jsonRequested(cmd) || !stderrIsTerminal(cmd.ErrOrStderr()) {
+	if !canDraw(cmd) {
 		return nil
 	}
 	return &http.Client{Timeout: transferTimeout, Transport: progressTransport{cmd: cmd, name: name}}
@@ -125,7 +131,7 @@ func progressClient(cmd *cobra.Command, name string) *http.Client {
 // are retried as oras-go's default client retries them. Nil where no bar
 // can draw.
 func ociProgressClient(cmd *cobra.Command, name string) *http.Client {
-	if jsonRequested(cmd) || !stderrIsTerminal(cmd.ErrOrStderr()) {
+	if !canDraw(cmd) {
 		return nil
 	}
 	return &http.Client{Transport: retry.NewTransport(progressTransport{cmd: cmd, name: name})}

@@ -9,6 +9,7 @@
 package testservice
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -82,6 +83,17 @@ type Process struct {
 	// Log holds what the service wrote to stdout and stderr, for failure
 	// messages.
 	Log *os.File
+	// exited holds the result of the one cmd.Wait, put back by whoever
+	// takes it.
+	exited chan error
+}
+
+// Wait waits for the process to exit (Start's own goroutine reaps it)
+// and returns what cmd.Wait returned.
+func (p *Process) Wait() error {
+	err := <-p.exited
+	p.exited <- err
+	return err
 }
 
 // Start runs cmd, waits until ready reports nil (polled every 20 ms, up to
@@ -99,7 +111,7 @@ func Start(t testing.TB, cmd *exec.Cmd, timeout time.Duration, ready func() erro
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	p := &Process{Cmd: cmd, Log: logf}
+	p := &Process{Cmd: cmd, Log: logf, exited: exited}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		select {
@@ -168,4 +180,28 @@ next:
 		out = append(out, kv)
 	}
 	return out
+}
+
+// servingPrefix starts the line plugkit serve prints once it listens.
+const servingPrefix = "plugkit serve: listening on "
+
+// StartServe starts cmd, a `plugkit serve` command on a free port, as
+// Start does, and returns it with the URL it prints once listening.
+func StartServe(t testing.TB, cmd *exec.Cmd) (*Process, string) {
+	t.Helper()
+	var url string
+	p := Start(t, cmd, 30*time.Second, func() error {
+		// Start gives the command its log file as stdout.
+		b, err := os.ReadFile(cmd.Stdout.(*os.File).Name())
+		if err != nil {
+			return err
+		}
+		_, rest, ok := strings.Cut(string(b), servingPrefix)
+		if i := strings.IndexByte(rest, '\n'); ok && i >= 0 {
+			url = rest[:i]
+			return nil
+		}
+		return errors.New("not listening yet")
+	})
+	return p, url
 }
