@@ -361,9 +361,13 @@ func within(root, target string) (string, bool) {
 func listAtMost(f *os.File, n int) ([]fs.DirEntry, error) {
 	var all []fs.DirEntry
 	for len(all) <= n {
-		batch, err := f.ReadDir(min(1024, n+1-len(all)))
+		want := min(1024, n+1-len(all))
+		batch, err := f.ReadDir(want)
 		all = append(all, batch...)
-		if errors.Is(err, io.EOF) || (err == nil && len(batch) == 0) {
+		// A short batch without error means the directory ended: ReadDir
+		// fills a batch until the end. Asking again would cost one more
+		// getdents per directory just to hear io.EOF.
+		if errors.Is(err, io.EOF) || (err == nil && len(batch) < want) {
 			return all, nil
 		}
 		if err != nil {

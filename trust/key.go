@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -201,7 +200,7 @@ func GenerateKeyPair(password []byte) (privPEM, pubPEM []byte, err error) {
 	return cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc(password))
 }
 
-// keypair is a sign.Keypair over a loaded key. Ed25519 signs DSSE envelopes
+// keypair is a loaded key with the algorithm it signs with. Ed25519 signs DSSE envelopes
 // with pure Ed25519 and bare messages with Ed25519ph, as Sigstore's
 // algorithm registry and cosign do.
 type keypair struct {
@@ -224,30 +223,6 @@ func (k *PrivateKey) keypair(message bool) (*keypair, error) {
 		return nil, err
 	}
 	return &keypair{key: k, alg: alg, signer: s}, nil
-}
-
-func (p *keypair) GetHashAlgorithm() protocommon.HashAlgorithm { return p.alg.GetProtoHashType() }
-func (p *keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	return p.alg.GetSignatureAlgorithm()
-}
-func (p *keypair) GetHint() []byte                { return []byte(p.key.Public.ID) }
-func (p *keypair) GetPublicKey() crypto.PublicKey { return p.key.Public.Key }
-
-func (p *keypair) GetKeyAlgorithm() string {
-	switch p.alg.GetKeyType() {
-	case signature.ECDSA:
-		return "ECDSA"
-	case signature.RSA:
-		return "RSA"
-	case signature.ED25519:
-		return "ED25519"
-	}
-	return ""
-}
-
-func (p *keypair) GetPublicKeyPem() (string, error) {
-	b, err := p.key.Public.PEM()
-	return string(b), err
 }
 
 // SignData returns the signature and the digest a message-signature bundle
