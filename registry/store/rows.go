@@ -44,9 +44,9 @@ func notFound(err error) error {
 	return err
 }
 
-// unixTime is a stored time: nanoseconds since the epoch, read back in
+// UnixTime is a stored time: nanoseconds since the epoch, read back in
 // UTC.
-func unixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+func UnixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // ScanRelease reads a release from a row of the columns id, plugin_id,
 // version, description, digest, size, yanked, published_at. No row is
@@ -59,7 +59,7 @@ func ScanRelease(row Row) (distribution.Release, error) {
 	if err != nil {
 		return distribution.Release{}, notFound(err)
 	}
-	rel.PublishedAt = unixTime(published)
+	rel.PublishedAt = UnixTime(published)
 	return rel, nil
 }
 
@@ -72,9 +72,9 @@ func ScanToken(row Row) (Token, error) {
 	if err := row.Scan(&t.ID, &t.Name, &t.Role, &created, &revoked); err != nil {
 		return Token{}, notFound(err)
 	}
-	t.CreatedAt = unixTime(created)
+	t.CreatedAt = UnixTime(created)
 	if revoked.Valid {
-		r := unixTime(revoked.Int64)
+		r := UnixTime(revoked.Int64)
 		t.RevokedAt = &r
 	}
 	return t, nil
@@ -92,7 +92,7 @@ func ScanInstallation(row Row) (distribution.Installation, error) {
 		&in.Status, &in.Host, &reported); err != nil {
 		return distribution.Installation{}, err
 	}
-	in.ReportedAt = unixTime(reported)
+	in.ReportedAt = UnixTime(reported)
 	return in, nil
 }
 

@@ -18,7 +18,6 @@ const releaseColumns = `r.id, r.plugin_id, r.version, r.description, r.digest, r
 // transactions, through tx.Stmt, which reuses the writer connection's
 // preparation.
 type queries struct {
-	release, channel, hasArtifact                     *sql.Stmt
 	catalogPlugins, catalogPlugin                     *sql.Stmt
 	catalogReleases, catalogChannels                  *sql.Stmt
 	owners, pluginExistsR                             *sql.Stmt
@@ -48,11 +47,6 @@ const (
 func (q *queries) statements() []statement {
 	const r, w = false, true
 	return []statement{
-		{&q.release, r, `SELECT ` + releaseColumns + ` FROM releases r WHERE r.id = ?`},
-		{&q.channel, r, `SELECT ` + releaseColumns + `
-			FROM channels c JOIN releases r ON r.id = c.release_id
-			WHERE c.plugin_id = ? AND c.name = ? AND r.yanked = 0`},
-		{&q.hasArtifact, r, `SELECT 1 FROM releases WHERE digest = ? LIMIT 1`},
 		{&q.catalogPlugins, r, `SELECT id, name, description FROM plugins WHERE id > ? ORDER BY id LIMIT ?`},
 		{&q.catalogPlugin, r, `SELECT id, name, description FROM plugins WHERE id = ?`},
 		// Releases and channels of a page: every plugin ID from the

@@ -9,25 +9,21 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-// point is the context of a lookup by key: it finishes in microseconds,
-// so it is not interrupted when ctx is cancelled. With a cancellable
-// context the driver starts a goroutine per statement to watch it, which
-// costs the hot reads (resolve, artifacts) more than the lookup itself.
-func point(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
-// Release implements store.Store.
+// Release implements store.Store. Like Channel and HasArtifact, it is a
+// lookup by key that finishes in microseconds, so it is not interrupted
+// when ctx is cancelled.
 func (db *DB) Release(ctx context.Context, id string) (distribution.Release, error) {
-	return store.ScanRelease(db.q.release.QueryRowContext(point(ctx), id))
+	return db.p.lookupRelease(pointRelease, id)
 }
 
 // Channel implements store.Store.
 func (db *DB) Channel(ctx context.Context, pluginID, channel string) (distribution.Release, error) {
-	return store.ScanRelease(db.q.channel.QueryRowContext(point(ctx), pluginID, channel))
+	return db.p.lookupRelease(pointChannel, pluginID, channel)
 }
 
 // HasArtifact implements store.Store.
 func (db *DB) HasArtifact(ctx context.Context, digest string) (bool, error) {
-	return exists(point(ctx), db.q.hasArtifact, digest)
+	return db.p.exists(pointHasArtifact, digest)
 }
 
 // writeTx is a write transaction with the writer's statements bound to it.

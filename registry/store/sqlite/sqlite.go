@@ -30,6 +30,7 @@ import (
 type DB struct {
 	w *sql.DB // writer: one connection
 	r *sql.DB // readers
+	p *pointPool
 	q queries
 }
 
@@ -141,7 +142,13 @@ func Open(path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 	r.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
-	db := &DB{w: w, r: r}
+	p, err := openPoints(path, pointConns())
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	db := &DB{w: w, r: r, p: p}
 	if err := db.q.prepare(r, w); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: prepare: %w", err)
@@ -202,7 +209,7 @@ func openPool(path string, pragmas []string, txlock string) (*sql.DB, error) {
 
 // Close closes the statements and both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.q.close(), db.r.Close(), db.w.Close())
+	return errors.Join(db.q.close(), db.p.close(), db.r.Close(), db.w.Close())
 }
 
 // read runs f in one read-only transaction, a consistent snapshot.

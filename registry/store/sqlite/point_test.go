@@ -1,0 +1,152 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plugkit/plugkit/registry/store"
+	"github.com/plugkit/plugkit/registry/store/storetest"
+)
+
+// TestPointLookupsReadEveryColumn: the lookups that bypass database/sql
+// return releases equal to the stored ones, also with empty and non-ASCII
+// text, and not-found as store.ErrNotFound.
+func TestPointLookupsReadEveryColumn(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	by := store.Actor{Identity: "alice"}
+	for i, desc := range []string{"", "é 日本語 \x00 nul", "plain"} {
+		r := storetest.NewRelease(by, fmt.Sprintf("p%d", i), "1.0.0", storetest.Digest(i), "stable")
+		r.Release.Description = desc
+		r.Release.Size = 1<<40 + int64(i)
+		stored, _, err := db.Publish(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Description != desc || !stored.PublishedAt.Equal(r.Release.PublishedAt.Truncate(time.Nanosecond)) {
+			t.Fatalf("stored %+v", stored)
+		}
+		got, err := db.Channel(ctx, r.Release.PluginID, "stable")
+		if err != nil || !reflect.DeepEqual(got, stored) {
+			t.Fatalf("Channel = %+v, %v; want %+v", got, err, stored)
+		}
+		if got, err := db.Release(ctx, stored.ID); err != nil || !reflect.DeepEqual(got, stored) {
+			t.Fatalf("Release = %+v, %v; want %+v", got, err, stored)
+		}
+		if ok, err := db.HasArtifact(ctx, stored.ArtifactDigest); err != nil || !ok {
+			t.Fatalf("HasArtifact = %v, %v", ok, err)
+		}
+	}
+	if _, err := db.Channel(ctx, "p0", "beta"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown channel: %v", err)
+	}
+	if _, err := db.Release(ctx, "nope@1.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown release: %v", err)
+	}
+	if ok, err := db.HasArtifact(ctx, storetest.Digest(99)); err != nil || ok {
+		t.Fatalf("unknown artifact: %v, %v", ok, err)
+	}
+}
+
+// TestPointLookupsSeeOtherProcessesWrites: a write through another handle
+// on the same file (as plugkit serve token or a second process would make)
+// is visible to the very next lookup: nothing is cached.
+func TestPointLookupsSeeOtherProcessesWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	reader, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	writer, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	by := store.Actor{Identity: "alice"}
+	for v := range 20 {
+		r := storetest.NewRelease(by, "p", fmt.Sprintf("1.0.%d", v), storetest.Digest(v), "stable")
+		stored, _, err := writer.Publish(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := reader.Channel(ctx, "p", "stable"); err != nil || got.ID != stored.ID {
+			t.Fatalf("after publish %d: %+v, %v", v, got, err)
+		}
+		if _, err := writer.SetYanked(ctx, by, stored.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := reader.Channel(ctx, "p", "stable"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after yank %d: %+v, %v", v, got, err)
+		}
+		if got, err := reader.Release(ctx, stored.ID); err != nil || !got.Yanked {
+			t.Fatalf("yanked release %d: %+v, %v", v, got, err)
+		}
+	}
+}
+
+// TestPointLookupsConcurrent: more goroutines than connections look up
+// while a writer publishes; each gets its own plugin's release.
+func TestPointLookupsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	by := store.Actor{Identity: "alice"}
+	const plugins = 4 * 4
+	for i := range plugins {
+		if _, _, err := db.Publish(ctx, storetest.NewRelease(by, fmt.Sprintf("p%02d", i), "1.0.0", storetest.Digest(i), "stable")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, plugins+1)
+	wg.Go(func() {
+		for v := range 20 {
+			if _, _, err := db.Publish(ctx, storetest.NewRelease(by, "other", fmt.Sprintf("1.0.%d", v), storetest.Digest(1000+v), "stable")); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	for i := range plugins {
+		wg.Go(func() {
+			id := fmt.Sprintf("p%02d", i)
+			for range 200 {
+				rel, err := db.Channel(ctx, id, "stable")
+				if err != nil || rel.PluginID != id || rel.ArtifactDigest != storetest.Digest(i) {
+					errs <- fmt.Errorf("%s: %+v, %v", id, rel, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestPointLookupsAfterClose fail rather than wait for a connection that
+// will never come back.
+func TestPointLookupsAfterClose(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "registry.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Channel(context.Background(), "p", "stable"); !errors.Is(err, errClosed) {
+		t.Fatalf("Channel after Close: %v", err)
+	}
+	if _, err := db.HasArtifact(context.Background(), storetest.Digest(1)); !errors.Is(err, errClosed) {
+		t.Fatalf("HasArtifact after Close: %v", err)
+	}
+}
