@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -216,4 +219,80 @@ func TestWatch(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	within(t, w.changes, 5*time.Second, "notification after the restart")
+}
+
+// BenchmarkPublish is the store's share of publish throughput (issue 13:
+// PostgreSQL at least SQLite's; sqlite.BenchmarkPublish is the anchor).
+// Besides wall time it reports the CPU time of the PostgreSQL server's
+// processes per publish (server-cpu-ns/op), which competes with plugkit
+// for the same cores when both run on one machine.
+func BenchmarkPublish(b *testing.B) {
+	pg := testservice.StartPostgres(b)
+	b.Setenv("PGPASSWORD", pg.Password)
+	db, err := Open(context.Background(), pg.NewDatabase(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var backend int
+	if err := db.pool.QueryRow(context.Background(), `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		b.Fatal(err)
+	}
+	postmaster := parentPID(b, backend)
+	before := clusterCPU(b, postmaster)
+	storetest.BenchmarkPublish(b, db)
+	b.StopTimer()
+	b.ReportMetric(float64(clusterCPU(b, postmaster)-before)/float64(b.N), "server-cpu-ns/op")
+}
+
+// parentPID reads a process's parent from /proc.
+func parentPID(b *testing.B, pid int) int {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so cut at its ')'.
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// clusterCPU is the CPU time, in nanoseconds, of the postmaster, its
+// children running now and those it has reaped.
+func clusterCPU(b *testing.B, postmaster int) int64 {
+	// stat returns a process's parent and its CPU ticks: utime and stime,
+	// with reaped also cutime and cstime.
+	stat := func(pid int, reaped bool) (ppid int, ticks int64) {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, 0
+		}
+		// The fields after "pid (comm)", comm possibly holding spaces:
+		// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+		// cmajflt utime stime cutime cstime ...
+		f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+		ppid, _ = strconv.Atoi(f[1])
+		cols := f[11:13]
+		if reaped {
+			cols = f[11:15]
+		}
+		for _, v := range cols {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			ticks += n
+		}
+		return ppid, ticks
+	}
+	_, total := stat(postmaster, true)
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range procs {
+		if pid, err := strconv.Atoi(p.Name()); err == nil {
+			if ppid, t := stat(pid, false); ppid == postmaster {
+				total += t
+			}
+		}
+	}
+	return total * int64(time.Second) / 100 // USER_HZ
 }

@@ -85,3 +85,14 @@ func TestRefusesNewerSchema(t *testing.T) {
 		t.Fatal("opened a database of a newer schema")
 	}
 }
+
+// BenchmarkPublish is the store's share of publish throughput, the anchor
+// of postgres.BenchmarkPublish.
+func BenchmarkPublish(b *testing.B) {
+	db, err := Open(filepath.Join(b.TempDir(), "registry.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	storetest.BenchmarkPublish(b, db)
+}

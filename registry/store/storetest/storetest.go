@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -487,4 +488,45 @@ func testInstallationPages(t *testing.T, s store.Store) {
 	if got := list("b"); !slices.Equal(got, want[6:]) {
 		t.Fatalf("pages of b: %v, want %v", got, want[6:])
 	}
+}
+
+// BenchmarkPublish publishes b.N new plugins, 8 at a time as
+// bench/replicas.sh does over HTTP, so that the stores' share of a publish
+// can be profiled and compared without the server around it. It also
+// reports the CPU time of this process per publish (cpu-ns/op) where the
+// system tells it.
+func BenchmarkPublish(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	run := time.Now().UnixNano()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu, ok := processCPU()
+	defer func() {
+		if end, _ := processCPU(); ok {
+			b.ReportMetric(float64(end-cpu)/float64(b.N), "cpu-ns/op")
+		}
+	}()
+	for range 8 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				r := NewRelease(alice, fmt.Sprintf("bench-%d-%d", run, i), "1.0.0", Digest(i), "stable")
+				// As the server does: ownership first, read-only, then the
+				// publish itself.
+				if _, err := s.Owners(ctx, r.Release.PluginID); !errors.Is(err, store.ErrNotFound) {
+					b.Errorf("owners of a new plugin: %v", err)
+					return
+				}
+				if _, _, err := s.Publish(ctx, r); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
