@@ -49,13 +49,13 @@ func notFound(err error) error {
 func UnixTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 
 // ScanRelease reads a release from a row of the columns id, plugin_id,
-// version, description, digest, size, yanked, published_at. No row is
-// ErrNotFound.
-func ScanRelease(row Row) (distribution.Release, error) {
+// version, description, digest, size, yanked, published_at, after as many
+// columns as before has destinations. No row is ErrNotFound.
+func ScanRelease(row Row, before ...any) (distribution.Release, error) {
 	var rel distribution.Release
 	var published int64
-	err := row.Scan(&rel.ID, &rel.PluginID, &rel.Version, &rel.Description,
-		&rel.ArtifactDigest, &rel.Size, &rel.Yanked, &published)
+	err := row.Scan(append(before, &rel.ID, &rel.PluginID, &rel.Version, &rel.Description,
+		&rel.ArtifactDigest, &rel.Size, &rel.Yanked, &published)...)
 	if err != nil {
 		return distribution.Release{}, notFound(err)
 	}

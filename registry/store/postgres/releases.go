@@ -75,7 +75,11 @@ func (t writeTx) SetChannel(pluginID, channel, releaseID string, max int) error 
 }
 
 const upsertChannel = `INSERT INTO channels (plugin_id, name, release_id, updated_at) VALUES ($1, $2, $3, $4)
-	ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`
+	` + onChannelConflict
+
+// onChannelConflict makes an insert into channels repoint an existing
+// channel.
+const onChannelConflict = `ON CONFLICT (plugin_id, name) DO UPDATE SET release_id = excluded.release_id, updated_at = excluded.updated_at`
 
 // SetYanked implements store.ReleaseTx.
 func (t writeTx) SetYanked(releaseID string, yanked bool) error {
