@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,6 +132,29 @@ func FuzzBoundText(f *testing.F) {
 			if unicode.IsControl(r) {
 				t.Fatalf("boundText(%q) kept control %U", s, r)
 			}
+		}
+	})
+}
+
+// FuzzEncodeRelease: the resolve encoder writes exactly what
+// encoding/json writes for the release (plainRelease), whatever its text
+// and time.
+func FuzzEncodeRelease(f *testing.F) {
+	f.Add("demo@1.0.0", "demo", "1.0.0", "A demo plugin", "sha256:"+strings.Repeat("ab", 32), int64(500578), false, int64(1764547200), int64(123456789), true)
+	f.Add("demo@2.0.0", "demo", "", `quotes " and \ and <html> & é 日本 \u2028`, "", int64(-1), true, int64(0), int64(0), false)
+	f.Add("x", "y", "z", "tab\there\nnew\x7f\x00\xff", "d", int64(1<<62), false, int64(-62135596800-1), int64(999999999), true)
+	f.Add("x", "y", "z", "", "d", int64(0), false, int64(253402300800), int64(1), true)
+	f.Fuzz(func(t *testing.T, id, plugin, version, desc, digest string, size int64, yanked bool, sec, nsec int64, utc bool) {
+		at := time.Unix(sec, nsec).UTC()
+		if !utc {
+			at = at.In(time.FixedZone("X", 3600+30))
+		}
+		rel := distribution.Release{ID: id, PluginID: plugin, Version: version, Description: desc,
+			ArtifactDigest: digest, Size: size, Yanked: yanked, PublishedAt: at}
+		want, wantErr := marshal(plainRelease(rel))
+		got, err := encodeRelease(rel)
+		if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+			t.Fatalf("encodeRelease(%+v) = %q, %v; encoding/json: %q, %v", rel, got, err, want, wantErr)
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
+	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
@@ -76,6 +78,44 @@ func (s *Server) catalog(w http.ResponseWriter, r *http.Request) error {
 // fifth of going through Release.MarshalJSON: resolve is the hot path.
 type plainRelease distribution.Release
 
+// encodeRelease is marshal(plainRelease(rel)), byte for byte
+// (FuzzEncodeRelease), without reflection: a resolve that misses the cache
+// spent an eighth of its time in encoding/json. Text that JSON would
+// escape, and times out of UTC or of the years marshal accepts, take
+// encoding/json's path.
+func encodeRelease(rel distribution.Release) ([]byte, error) {
+	texts := [...]string{rel.ID, rel.PluginID, rel.Version, rel.Description, rel.ArtifactDigest}
+	n := 0
+	for _, t := range texts {
+		if !plainJSON(t) {
+			return marshal(plainRelease(rel))
+		}
+		n += len(t)
+	}
+	if y := rel.PublishedAt.Year(); y < 0 || y > 9999 || rel.PublishedAt.Location() != time.UTC {
+		return marshal(plainRelease(rel))
+	}
+	b := make([]byte, 0, n+192)
+	for i, name := range [...]string{`{"id":"`, `","plugin_id":"`, `","version":"`, `","description":"`, `","artifact_digest":"`} {
+		b = append(append(b, name...), texts[i]...)
+	}
+	b = strconv.AppendInt(append(b, `","size":`...), rel.Size, 10)
+	b = strconv.AppendBool(append(b, `,"yanked":`...), rel.Yanked)
+	b = rel.PublishedAt.AppendFormat(append(b, `,"published_at":"`...), time.RFC3339Nano)
+	return append(b, "\"}\n"...), nil
+}
+
+// plainJSON reports whether s is printable ASCII without '"' or '\\', which
+// encoding/json writes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // parseResolve checks the query of GET /resolve: release_id, or plugin_id
 // with at most one of release_id and channel (channel defaults to
 // "stable").
@@ -145,7 +185,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err = marshal(plainRelease(rel))
+	b, err = encodeRelease(rel)
 	if err != nil {
 		return err
 	}
