@@ -65,13 +65,13 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 // descriptor and size; errNotRegular for anything else, and errTooLarge
 // past max bytes. O_NONBLOCK keeps a fifo swapped in since the listing
 // from blocking the open.
-func (d *dirHandle) openRegular(rel string, max int64) (int, *unix.Stat_t, error) {
+func (d *dirHandle) openRegular(rel string, max int64) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
 	fd, err := d.openAt(rel, unix.O_NONBLOCK)
 	if err != nil {
-		return -1, nil, err
+		return -1, st, err
 	}
-	st := new(unix.Stat_t)
-	err = unix.Fstat(fd, st)
+	err = unix.Fstat(fd, &st)
 	switch {
 	case err != nil:
 		err = &fs.PathError{Op: "fstat", Path: rel, Err: err}
@@ -83,7 +83,7 @@ func (d *dirHandle) openRegular(rel string, max int64) (int, *unix.Stat_t, error
 		return fd, st, nil
 	}
 	unix.Close(fd)
-	return -1, nil, err
+	return -1, st, err
 }
 
 // statFile returns the size of the regular file rel below d, as readFile

@@ -105,7 +105,7 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		real:   real,
 		opts:   opts,
 		limits: opts.Limits.withDefaults(),
-		snap:   &Snapshot{Files: map[string][]byte{}, Modes: map[string]fs.FileMode{}},
+		snap:   &Snapshot{}, // its maps are made by readers.finish
 		stack:  map[string]bool{},
 		links:  map[string]resolved{},
 		types:  map[string]fs.FileMode{},
