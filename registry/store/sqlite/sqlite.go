@@ -4,7 +4,8 @@
 // Writes go through a pool of one connection, so that SQLite's single
 // writer never meets a second one inside this process and transactions
 // never fail with SQLITE_BUSY; reads use their own pool, which WAL lets run
-// alongside the writer.
+// alongside the writer. The lookups by key of every resolve and artifact
+// download bypass database/sql on connections of their own (point.go).
 //
 // Every statement is prepared once, at Open: parsing the same SQL on every
 // request was half of the cost of a resolve. The SQL itself sticks to what
