@@ -147,6 +147,7 @@ under() { awk -v v="$1" -v t="$2" 'BEGIN { print (v < t ? "met" : "MISSED") }'; 
 echo
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, everything on 127.0.0.1; $(uptime | sed 's/.*load/load/')"
 bench "plugkit resolve (cache)" "$BASE_PID" "$BASE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
+CACHED=$RPS
 bench "plugkit resolve (cache off)" "$NOCACHE_PID" "$NOCACHE/plugin-protocol/v1/resolve?plugin_id=bench&channel=stable"
 RESOLVE=$RPS RESOLVE_P99=$P99MS
 bench "plugkit artifact ($SIZE B)" "$BASE_PID" "$BASE/plugin-protocol/v1/artifacts/$DIGEST"
@@ -158,4 +159,8 @@ if [ -n "$DBASE" ]; then
 fi
 echo
 echo "resolve, cache off:   $RESOLVE req/s = $(ratio "$RESOLVE" 25000)x the 25,000 target: $(verdict "$RESOLVE" 25000); p99 $RESOLVE_P99 ms < 10: $(under "$RESOLVE_P99" 10)"
+# On a loaded machine both resolve figures fall together, and their ratio
+# moves less: with the cache at 43,000/s, as last measured on a quiet
+# machine, 25,000 needs 0.58x.
+echo "resolve, off/on:      $(ratio "$RESOLVE" "$CACHED")x the cached rate of this run (0.58x reaches 25,000 if the cache does 43,000)"
 echo "artifact/ServeFile:   $(ratio "$ART" "$SERVEFILE")x (target >= 0.9): $(verdict "$(ratio "$ART" "$SERVEFILE")" 0.9); p99 $ART_P99 ms < 10: $(under "$ART_P99" 10)"
