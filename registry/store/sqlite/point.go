@@ -171,7 +171,7 @@ func (c *pointConn) close() error {
 // returned a row, which the caller reads before calling c.done.
 func (c *pointConn) query(i int, args ...string) (found bool, err error) {
 	s := c.stmts[i]
-	size := 0
+	size := 1 // never 0: SQLite binds a NULL pointer as NULL, not as ''
 	for _, a := range args {
 		size += len(a)
 	}

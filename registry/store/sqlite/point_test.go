@@ -54,6 +54,22 @@ func TestPointLookupsReadEveryColumn(t *testing.T) {
 	}
 }
 
+// TestPointLookupsBindEmptyText: an empty parameter is the empty string,
+// not NULL (which SQLite makes of a NULL pointer), on a fresh connection
+// whose parameter memory is not allocated yet.
+func TestPointLookupsBindEmptyText(t *testing.T) {
+	db := openTest(t)
+	if _, err := db.w.Exec(`PRAGMA foreign_keys = OFF`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`INSERT INTO releases VALUES ('', 'p', '1.0.0', '', 'sha256:0', 1, 0, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := db.Release(context.Background(), ""); err != nil || rel.PluginID != "p" {
+		t.Fatalf("Release(\"\") = %+v, %v", rel, err)
+	}
+}
+
 // TestPointLookupsSeeOtherProcessesWrites: a write through another handle
 // on the same file (as plugkit serve token or a second process would make)
 // is visible to the very next lookup: nothing is cached.
