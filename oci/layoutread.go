@@ -2,6 +2,7 @@ package oci
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,10 +26,12 @@ import (
 // manifest (or an index above it) ten thousand times, under ten thousand
 // tags, made it read that manifest ten thousand times. Here every manifest
 // is read once, within MaxManifestBytes, however often it is listed, so
-// that opening a layout costs what its files weigh.
+// that opening a layout costs what its files weigh. The manifests read
+// are kept: reading a plugin and its referrers fetches them again.
 type layoutReader struct {
-	files layoutFiles
-	index ocispec.Index
+	files     layoutFiles
+	index     ocispec.Index
+	manifests map[digest.Digest][]byte // verified against their descriptors
 	// refs maps each ref name to its index entry, and each listed digest
 	// to its plain descriptor; the last entry wins, as in oras-go.
 	refs  map[string]ocispec.Descriptor
@@ -62,7 +65,7 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 	if err != nil {
 		return nil, err
 	}
-	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{}}
+	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{}, manifests: map[digest.Digest][]byte{}}
 	for _, d := range idx.Manifests {
 		r.refs[d.Digest.String()] = plain(d)
 		if name := d.Annotations[annotationRefName]; name != "" {
@@ -126,6 +129,7 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.manifests[node.Digest] = b
 		var doc struct {
 			Subject                  *ocispec.Descriptor
 			Config                   ocispec.Descriptor
@@ -168,6 +172,9 @@ func blobName(d digest.Digest) (string, error) {
 
 // Fetch opens the blob desc names.
 func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if b, ok := r.manifests[desc.Digest]; ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
 	name, err := blobName(desc.Digest)
 	if err != nil {
 		return nil, err
@@ -181,6 +188,9 @@ func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.Rea
 
 // Exists reports whether the layout holds the blob desc names.
 func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
+	if _, ok := r.manifests[desc.Digest]; ok {
+		return true, nil
+	}
 	name, err := blobName(desc.Digest)
 	if err != nil {
 		return false, err
