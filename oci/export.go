@@ -126,9 +126,8 @@ func exportOne(ctx context.Context, it ExportItem, st *stage, opts PullOptions) 
 // stage is where Export gathers blobs before it writes the tar: one spool
 // file they are appended to, each checked against its descriptor as it is
 // written, and where each lies in it. Staging each blob as a file of its
-// own, as oras-go's layout store does (through a temporary file renamed
-// into place, with every manifest read again to index it), cost more than
-// the rest of an export. The blobs of the plugins themselves, already in
+// own (through a temporary file synced and renamed into place), as a
+// layout directory does, cost more than the rest of an export. The blobs of the plugins themselves, already in
 // memory, are kept there. A stage keeps no tags.
 type stage struct {
 	f     *os.File

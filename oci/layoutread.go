@@ -32,10 +32,12 @@ type layoutReader struct {
 	files     layoutFiles
 	index     ocispec.Index
 	manifests map[digest.Digest][]byte // verified against their descriptors
-	// refs maps each ref name to its index entry, and each listed digest
-	// to its plain descriptor; the last entry wins, as in oras-go.
+	// refs maps each ref name and each listed digest to its index entry;
+	// the last entry wins, as in oras-go. A digest resolves to the plain
+	// descriptor.
 	refs  map[string]ocispec.Descriptor
 	preds map[digest.Digest][]ocispec.Descriptor
+	edges map[[2]digest.Digest]bool // (successor, predecessor) pairs in preds
 }
 
 // layoutFiles are the files of a layout, by slash-separated name.
@@ -65,9 +67,10 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 	if err != nil {
 		return nil, err
 	}
-	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{}, manifests: map[digest.Digest][]byte{}}
+	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{},
+		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest][]byte{}}
 	for _, d := range idx.Manifests {
-		r.refs[d.Digest.String()] = plain(d)
+		r.refs[d.Digest.String()] = d
 		if name := d.Annotations[annotationRefName]; name != "" {
 			r.refs[name] = d
 		}
@@ -108,7 +111,6 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 // descriptor fails the open.
 func (r *layoutReader) loadGraph(ctx context.Context) error {
 	read := map[digest.Digest]bool{}
-	edges := map[[2]digest.Digest]bool{}
 	queue := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
 	for _, d := range r.index.Manifests {
 		queue = append(queue, plain(d))
@@ -129,31 +131,40 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.manifests[node.Digest] = b
-		var doc struct {
-			Subject                  *ocispec.Descriptor
-			Config                   ocispec.Descriptor
-			Layers, Manifests, Blobs []ocispec.Descriptor
-		}
-		if json.Unmarshal(b, &doc) != nil {
-			continue // not a manifest: it lists nothing
-		}
-		succ := append(append(doc.Layers, doc.Manifests...), doc.Blobs...)
-		if doc.Config.Digest != "" {
-			succ = append(succ, doc.Config)
-		}
-		if doc.Subject != nil {
-			succ = append(succ, *doc.Subject)
-		}
-		for _, s := range succ {
-			if e := [2]digest.Digest{s.Digest, node.Digest}; !edges[e] {
-				edges[e] = true
-				r.preds[s.Digest] = append(r.preds[s.Digest], node)
-			}
+		for _, s := range r.addManifest(node, b) {
 			queue = append(queue, plain(s))
 		}
 	}
 	return nil
+}
+
+// addManifest keeps b, the verified content of the manifest or index
+// node, records node as a predecessor of every descriptor it lists
+// (subject, config, layers, manifests, blobs), and returns those.
+func (r *layoutReader) addManifest(node ocispec.Descriptor, b []byte) []ocispec.Descriptor {
+	r.manifests[node.Digest] = b
+	var doc struct {
+		Subject                  *ocispec.Descriptor
+		Config                   ocispec.Descriptor
+		Layers, Manifests, Blobs []ocispec.Descriptor
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil // not a manifest: it lists nothing
+	}
+	succ := append(append(doc.Layers, doc.Manifests...), doc.Blobs...)
+	if doc.Config.Digest != "" {
+		succ = append(succ, doc.Config)
+	}
+	if doc.Subject != nil {
+		succ = append(succ, *doc.Subject)
+	}
+	for _, s := range succ {
+		if e := [2]digest.Digest{s.Digest, node.Digest}; !r.edges[e] {
+			r.edges[e] = true
+			r.preds[s.Digest] = append(r.preds[s.Digest], plain(node))
+		}
+	}
+	return succ
 }
 
 // plain is a descriptor's media type, digest and size only, as oras-go's
@@ -206,6 +217,9 @@ func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool,
 // digest (application/octet-stream: its content decides what it is).
 func (r *layoutReader) Resolve(_ context.Context, ref string) (ocispec.Descriptor, error) {
 	if d, ok := r.refs[ref]; ok {
+		if ref == d.Digest.String() {
+			return plain(d), nil
+		}
 		return d, nil
 	}
 	if d := digest.Digest(ref); d.Validate() == nil {
