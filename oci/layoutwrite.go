@@ -121,6 +121,9 @@ func (w *layoutWriter) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 		}
 		return err
 	}
+	if desc.Size < 0 {
+		return fmt.Errorf("%w: %s: negative size %d", ErrDescriptor, desc.Digest, desc.Size)
+	}
 	isManifest := isManifestType(desc.MediaType)
 	if isManifest && desc.Size > DefaultMaxManifestBytes {
 		return &LimitError{Limit: "MaxManifestBytes", Value: DefaultMaxManifestBytes, Path: desc.Digest.String()}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 	orasoci "oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
 
@@ -167,5 +169,44 @@ func TestLayoutWriterListsAsOras(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("blobs missing: %v", want)
+	}
+}
+
+// A push the descriptor does not describe is refused and leaves no file:
+// content that hashes otherwise, or is shorter or longer, a negative size,
+// a manifest over MaxManifestBytes.
+func TestLayoutWriterRefusesLies(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	lay, err := OpenLayout(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []byte(`{"a":1}`)
+	d := descriptorOf(ManifestMediaType, good)
+	for name, c := range map[string]struct {
+		desc ocispec.Descriptor
+		b    []byte
+		want error
+	}{
+		"other content": {d, []byte(`{"a":2}`), content.ErrMismatchedDigest},
+		"shorter":       {d, good[:3], io.ErrUnexpectedEOF},
+		"longer":        {d, append(good, ' '), content.ErrTrailingData},
+		"negative size": {ocispec.Descriptor{MediaType: ManifestMediaType, Digest: d.Digest, Size: -1}, good, ErrDescriptor},
+		"huge manifest": {ocispec.Descriptor{MediaType: ManifestMediaType, Digest: d.Digest, Size: DefaultMaxManifestBytes + 1}, good, ErrLimit},
+	} {
+		if err := lay.Push(ctx, c.desc, bytes.NewReader(c.b)); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "blobs", "sha256")); len(entries) != 0 {
+		t.Errorf("refused pushes left %d files", len(entries))
+	}
+	if err := lay.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenLayout(ctx, dir, false)
+	if err != nil || len(back.ro.index.Manifests) != 0 {
+		t.Errorf("index.json after refusals: %v %v", back, err)
 	}
 }
