@@ -68,6 +68,14 @@ func TestInteropSkopeoCopy(t *testing.T) {
 	}
 }
 
+// oneReferrer checks that c carried one referrer, of artifactType.
+func oneReferrer(t *testing.T, c *oci.Copied, artifactType string) {
+	t.Helper()
+	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != artifactType {
+		t.Fatalf("referrers %+v", c.Referrers)
+	}
+}
+
 // oras pull writes the layer as NAME.tar.gz (its title annotation); a
 // referrer oras attaches is found by plugkit's copy, and oras discover
 // sees it in the copy.
@@ -93,9 +101,7 @@ func TestInteropOras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != "application/vnd.example.sbom" {
-		t.Fatalf("referrers %+v", c.Referrers)
-	}
+	oneReferrer(t, c, "application/vnd.example.sbom")
 	var disc struct {
 		Referrers []struct {
 			Digest       string `json:"digest"`
@@ -154,9 +160,7 @@ func TestInteropLayoutsPlugkitWrites(t *testing.T) {
 	if err := to.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != "application/vnd.example.sbom" {
-		t.Fatalf("referrers %+v", c.Referrers)
-	}
+	oneReferrer(t, c, "application/vnd.example.sbom")
 
 	var disc struct {
 		Referrers []struct {

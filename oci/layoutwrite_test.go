@@ -76,13 +76,7 @@ func TestLayoutWriteFanOutCostsItsSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if read := files.read.Load(); read > 2*size {
-				t.Errorf("read %d bytes of a %d-byte layout", read, size)
-			}
-			if peak > uint64(4*size) {
-				t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
-			}
-			t.Logf("%d-byte layout: read %d bytes, peak heap %d", size, files.read.Load(), peak)
+			costsItsSize(t, files, size, peak)
 
 			back, err := OpenLayout(ctx, dir, false)
 			if err != nil {
