@@ -42,6 +42,21 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	return &dirHandle{r}, nil
 }
 
+// statFile returns the size of the regular file rel below d, as readFile
+// would judge it, without reading it.
+func (d *dirHandle) statFile(rel string, max int64) (int64, error) {
+	fi, err := d.r.Lstat(rel)
+	switch {
+	case err != nil:
+		return 0, err
+	case !fi.Mode().IsRegular():
+		return 0, errNotRegular
+	case fi.Size() > max:
+		return 0, errTooLarge
+	}
+	return fi.Size(), nil
+}
+
 func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
 	f, err := d.r.Open(rel)
 	if err != nil {

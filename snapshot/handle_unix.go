@@ -61,25 +61,50 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	return &dirHandle{os.NewFile(uintptr(fd), rel)}, nil
 }
 
-// readFile reads the regular file rel below d. It returns errNotRegular
-// for anything else, and errTooLarge past max bytes. O_NONBLOCK keeps a
-// fifo swapped in since the listing from blocking the open.
-func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
+// openRegular opens the regular file rel below d, returning its
+// descriptor and size; errNotRegular for anything else, and errTooLarge
+// past max bytes. O_NONBLOCK keeps a fifo swapped in since the listing
+// from blocking the open.
+func (d *dirHandle) openRegular(rel string, max int64) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
 	fd, err := d.openAt(rel, unix.O_NONBLOCK)
+	if err != nil {
+		return -1, st, err
+	}
+	err = unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+		err = &fs.PathError{Op: "fstat", Path: rel, Err: err}
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = errNotRegular
+	case st.Size > max:
+		err = errTooLarge
+	default:
+		return fd, st, nil
+	}
+	unix.Close(fd)
+	return -1, st, err
+}
+
+// statFile returns the size of the regular file rel below d, as readFile
+// would judge it, without reading it.
+func (d *dirHandle) statFile(rel string, max int64) (int64, error) {
+	fd, st, err := d.openRegular(rel, max)
+	if err != nil {
+		return 0, err
+	}
+	unix.Close(fd)
+	return st.Size, nil
+}
+
+// readFile reads the regular file rel below d. It returns errNotRegular
+// for anything else, and errTooLarge past max bytes.
+func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
+	fd, st, err := d.openRegular(rel, max)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, 0, &fs.PathError{Op: "fstat", Path: rel, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, 0, errNotRegular
-	}
-	if st.Size > max {
-		return nil, 0, errTooLarge
-	}
 	// One byte more than fstat reported: a short read is the end of a
 	// regular file, so the usual case costs a single read; a file that grew
 	// meanwhile keeps being read, and held to max.

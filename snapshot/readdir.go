@@ -97,19 +97,22 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer top.close()
+	shared := share(top)
+	defer shared.release()
 	w := &walker{
 		root:   r,
-		top:    top,
+		top:    shared,
 		real:   real,
 		opts:   opts,
 		limits: opts.Limits.withDefaults(),
-		snap:   &Snapshot{Files: map[string][]byte{}, Modes: map[string]fs.FileMode{}},
+		snap:   &Snapshot{}, // its maps are made by readers.finish
 		stack:  map[string]bool{},
 		links:  map[string]resolved{},
 		types:  map[string]fs.FileMode{},
 	}
-	if err := w.dir(top, ".", "", 0); err != nil {
+	w.readers = startReaders(w.limits)
+	err = w.dir(shared, ".", "", 0)
+	if err := w.readers.finish(w, err); err != nil {
 		return nil, err
 	}
 	sort.Slice(w.snap.Omitted, func(i, j int) bool { return w.snap.Omitted[i].Path < w.snap.Omitted[j].Path })
@@ -118,12 +121,12 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 
 type walker struct {
 	root    *os.Root   // for resolving links: Lstat and Readlink inside the root
-	top     *dirHandle // the root directory, to open what links resolve to
+	top     *sharedDir // the root directory, to open what links resolve to
 	real    string     // absolute, link-free path of the root
 	opts    Options
 	limits  Limits
 	snap    *Snapshot
-	total   int64
+	readers *readers        // read the files the walk finds
 	entries int             // directory entries listed so far
 	stack   map[string]bool // link-free directories being walked: a link back to one is a cycle
 	// links remembers what each link (by its link-free path) resolved to,
@@ -151,7 +154,7 @@ func (w *walker) omit(pkg string, why Reason) error {
 // dir walks the link-free directory real, whose package path is pkg,
 // through its open handle d: entries directly inside it are opened by name
 // relative to d, so a file costs one open, not a walk from the root.
-func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
+func (w *walker) dir(d *sharedDir, real, pkg string, depth int) error {
 	if depth > w.limits.MaxDepth {
 		return &LimitError{Limit: "MaxDepth", Value: int64(w.limits.MaxDepth), Path: pkg}
 	}
@@ -222,8 +225,9 @@ func (w *walker) dir(d *dirHandle, real, pkg string, depth int) error {
 			if err != nil {
 				return err
 			}
-			err = w.dir(sub, childReal, childPkg, depth+1)
-			sub.close()
+			shared := share(sub)
+			err = w.dir(shared, childReal, childPkg, depth+1)
+			shared.release()
 			if err != nil {
 				return err
 			}
@@ -246,28 +250,13 @@ var (
 	errTooLarge   = errors.New("file too large")
 )
 
-// file reads the link-free regular file rel below parent into the
-// snapshot as pkg.
-func (w *walker) file(parent *dirHandle, rel, pkg string) error {
-	if len(w.snap.Files) >= w.limits.MaxFiles {
+// file queues the link-free regular file rel below parent to be read
+// into the snapshot as pkg.
+func (w *walker) file(parent *sharedDir, rel, pkg string) error {
+	if len(w.readers.reads) >= w.limits.MaxFiles {
 		return &LimitError{Limit: "MaxFiles", Value: int64(w.limits.MaxFiles), Path: pkg}
 	}
-	b, mode, err := parent.readFile(rel, w.limits.MaxFileBytes)
-	switch {
-	case err == errNotRegular:
-		return w.omit(pkg, ReasonSpecial)
-	case err == errTooLarge:
-		return &LimitError{Limit: "MaxFileBytes", Value: w.limits.MaxFileBytes, Path: pkg}
-	case err != nil:
-		return err
-	}
-	w.total += int64(len(b))
-	if w.total > w.limits.MaxTotalBytes {
-		return &LimitError{Limit: "MaxTotalBytes", Value: w.limits.MaxTotalBytes, Path: pkg}
-	}
-	w.snap.Files[pkg] = b
-	w.snap.Modes[pkg] = mode
-	return nil
+	return w.readers.add(parent, rel, pkg)
 }
 
 // resolve follows the link at the root-relative path p, component by

@@ -380,13 +380,23 @@ func TestReadDirLimitsDeterministic(t *testing.T) {
 		{snapshot.Limits{MaxTotalBytes: 100*600 + 50}, "MaxTotalBytes", "d1/f0301"},
 		{snapshot.Limits{MaxFileBytes: 300}, "MaxFileBytes", "d1/f0700"},
 		{snapshot.Limits{MaxFiles: 1000}, "MaxFiles", "d2/f0002"},
+		// Both limits are crossed; the one a serial read meets first wins.
+		{snapshot.Limits{MaxFileBytes: 300, MaxTotalBytes: 100*600 + 50}, "MaxTotalBytes", "d1/f0301"},
+		{snapshot.Limits{MaxFileBytes: 300, MaxTotalBytes: 100*900 + 50}, "MaxFileBytes", "d1/f0700"},
 	} {
-		for range 5 {
-			_, err := snapshot.ReadDir(root, snapshot.Options{Limits: c.limits})
-			var le *snapshot.LimitError
-			if !errors.As(err, &le) || le.Limit != c.limit || le.Path != c.path {
-				t.Fatalf("%+v: err %v, want %s at %s", c.limits, err, c.limit, c.path)
+		// Files are read by as many readers as CPUs: whichever gets
+		// where first, the error is the serial read's.
+		for _, procs := range []int{1, 2, 8} {
+			prev := runtime.GOMAXPROCS(procs)
+			for range 5 {
+				_, err := snapshot.ReadDir(root, snapshot.Options{Limits: c.limits})
+				var le *snapshot.LimitError
+				if !errors.As(err, &le) || le.Limit != c.limit || le.Path != c.path {
+					runtime.GOMAXPROCS(prev)
+					t.Fatalf("%+v, %d CPUs: err %v, want %s at %s", c.limits, procs, err, c.limit, c.path)
+				}
 			}
+			runtime.GOMAXPROCS(prev)
 		}
 	}
 }

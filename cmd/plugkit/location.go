@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // location is where a diagnostic points on disk, for formats that annotate
@@ -56,10 +58,50 @@ func (l *locator) locate(r *validateReport, d agentplugin.Diagnostic) location {
 		return location{File: l.rel(r.Path)}
 	}
 	loc := location{File: l.rel(filepath.Join(r.dir, filepath.FromSlash(d.Path))), Line: d.Line, Column: d.Column, InFile: true}
-	if content, ok := r.files[d.Path]; ok && d.Line > 0 && d.Column > 0 {
-		loc.Column = l.utf16Column(r, d.Path, content, d.Line, d.Column)
+	if d.Line > 0 && d.Column > 0 {
+		if content, ok := r.content(d.Path); ok {
+			loc.Column = l.utf16Column(r, d.Path, content, d.Line, d.Column)
+		}
 	}
 	return loc
+}
+
+// content returns the bytes of the plugin file path, to count columns in:
+// the loaded snapshot's, or, for a rejected directory, which leaves no
+// snapshot, the regular file read back from disk (a link, a special file
+// or one over snapshot.DefaultMaxFileBytes keeps its byte columns). What
+// is read back is remembered, so each file is read once.
+func (r *validateReport) content(path string) ([]byte, bool) {
+	if b, ok := r.files[path]; ok || r.Loaded || r.dir == "" {
+		return b, ok && b != nil
+	}
+	if r.files == nil {
+		r.files = map[string][]byte{}
+	}
+	b := readBack(filepath.Join(r.dir, filepath.FromSlash(path)))
+	r.files[path] = b
+	return b, b != nil
+}
+
+// readBack reads the regular file p, nil when it is anything else or too
+// large.
+func readBack(p string) []byte {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, snapshot.DefaultMaxFileBytes+1))
+	if err != nil || len(b) > snapshot.DefaultMaxFileBytes {
+		return nil
+	}
+	return b
 }
 
 // rel is p relative to the base, slash-separated; absolute when it lies

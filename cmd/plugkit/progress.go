@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -53,13 +54,13 @@ func startProgress(cmd *cobra.Command, name string, total int64, bytes bool) *pr
 	}
 	w := cmd.ErrOrStderr()
 	delay := make(chan any)
-	p := mpb.NewWithContext(cmd.Context(), mpb.WithOutput(w), mpb.WithRenderDelay(delay), mpb.WithAutoRefresh(), mpb.WithWidth(40))
+	p := mpb.NewWithContext(cmd.Context(), mpb.WithOutput(w), mpb.WithRenderDelay(delay), mpb.WithAutoRefresh(), mpb.WithWidth(80))
 	counters := decor.CountersNoUnit("%d / %d")
 	if bytes {
 		counters = decor.CountersKibiByte("% .1f / % .1f")
 	}
 	bar := p.AddBar(max(total, 0),
-		mpb.PrependDecorators(decor.Name(terminal.Safe(name), decor.WCSyncSpaceR)),
+		mpb.PrependDecorators(decor.Name(barName(name), decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(counters, decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)))
 	pr := &progress{p: p, bar: bar}
 	if progressDelay <= 0 {
@@ -68,6 +69,31 @@ func startProgress(cmd *cobra.Command, name string, total int64, bytes bool) *pr
 		pr.timer = time.AfterFunc(progressDelay, func() { close(delay) })
 	}
 	return pr
+}
+
+// maxBarName is the widest a bar's name is drawn, in columns: a long
+// reference would otherwise push the counters off an 80-column line.
+const maxBarName = 32
+
+// barName makes name safe for the terminal and at most maxBarName columns
+// wide, keeping its verb and the end of what follows (a reference's
+// repository and tag say more than its registry).
+func barName(name string) string {
+	name = terminal.Safe(name)
+	if runewidth.StringWidth(name) <= maxBarName {
+		return name
+	}
+	verb, rest, _ := strings.Cut(name, " ")
+	keep := maxBarName - runewidth.StringWidth(verb) - 2 // the space and "…"
+	if keep < 8 {
+		return runewidth.Truncate(name, maxBarName, "…")
+	}
+	r := []rune(rest)
+	i := len(r)
+	for w := 0; i > 0 && w+runewidth.RuneWidth(r[i-1]) <= keep; i-- {
+		w += runewidth.RuneWidth(r[i-1])
+	}
+	return verb + " …" + string(r[i:])
 }
 
 // reader counts what is read through r.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/internal/testservice"
@@ -105,6 +106,30 @@ func TestTransferProgress(t *testing.T) {
 		}
 		if strings.Contains(out.String(), " / ") {
 			t.Errorf("plugkit %v: the bar reached stdout: %q", c.args, out.String())
+		}
+	}
+}
+
+// TestProgressLongName: a long name is cut to its verb and the end of its
+// reference, so that the byte counts stay on the line.
+func TestProgressLongName(t *testing.T) {
+	cmd, errb := progressCmd(t, false)
+	progressDelay = 0
+	p := startProgress(cmd, "push oci://registry.example.com/a/very/long/repository/path/of/the/plugin:1.2.3-rc.1", 3<<20, true)
+	time.Sleep(200 * time.Millisecond)
+	p.add(3 << 20)
+	p.done()
+	if out := errb.String(); !strings.Contains(out, "push …") || !strings.Contains(out, "plugin:1.2.3-rc.1") || !strings.Contains(out, "3.0 MiB / 3.0 MiB") {
+		t.Errorf("drawn bar: %q", out)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"pull oci://r/p:1", "pull oci://r/p:1"},
+		{"push " + strings.Repeat("界", 20), "push …" + strings.Repeat("界", 13)},
+		{strings.Repeat("x", 40), strings.Repeat("x", 31) + "…"},
+		{"fetch \x1b[2J" + strings.Repeat("y", 40), "fetch …" + strings.Repeat("y", 25)},
+	} {
+		if got := barName(c.in); got != c.want || runewidth.StringWidth(got) > maxBarName {
+			t.Errorf("barName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -187,6 +187,18 @@ func TestValidateSARIFLocations(t *testing.T) {
 		t.Errorf("no region: %+v", r)
 	}
 
+	// A rejected directory leaves no snapshot: its file is read back to
+	// count the column in UTF-16 units (27 in bytes).
+	rejected := filepath.Join(root, "rejected")
+	os.Mkdir(rejected, 0o755)
+	os.WriteFile(filepath.Join(rejected, "plugin.json"), []byte(`{"description": "é😀", x}`), 0o644)
+	_, out, _ = plugkit(t, "validate", "--format", "sarif", "./rejected")
+	log = sarifLog{}
+	json.Unmarshal([]byte(out), &log)
+	if l := findResult(t, log, "manifest-json-invalid").Locations[0].PhysicalLocation; l.ArtifactLocation.URI != "rejected/plugin.json" || l.Region == nil || l.Region.StartLine != 1 || l.Region.StartColumn != 24 {
+		t.Errorf("rejected directory: location %+v %+v", l.ArtifactLocation, l.Region)
+	}
+
 	archive := filepath.Join(root, "demo.tar.gz")
 	if code, _, errOut := plugkit(t, "pack", "my plugins/demo", "-o", archive); code != 0 {
 		t.Fatal(errOut)

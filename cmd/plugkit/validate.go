@@ -33,7 +33,8 @@ type validateReport struct {
 	// dir is the plugin directory for a directory source, "" otherwise:
 	// the SARIF and GitHub formats locate diagnostics in its files.
 	dir string
-	// files are the plugin's files when it loaded, for column positions.
+	// files are the plugin's files when it loaded, or those read back
+	// for a rejected directory (nil when unreadable), for column positions.
 	files map[string][]byte
 }
 
