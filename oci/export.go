@@ -127,8 +127,9 @@ func exportOne(ctx context.Context, it ExportItem, st *stage, opts PullOptions) 
 // file they are appended to, each checked against its descriptor as it is
 // written, and where each lies in it. Staging each blob as a file of its
 // own (through a temporary file synced and renamed into place), as a
-// layout directory does, cost more than the rest of an export. The blobs of the plugins themselves, already in
-// memory, are kept there. A stage keeps no tags.
+// layout directory does, cost more than the rest of an export. The blobs
+// of the plugins themselves, already in memory, are kept there. A stage
+// keeps no tags.
 type stage struct {
 	f     *os.File
 	mu    sync.Mutex // held while a blob is appended
