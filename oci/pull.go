@@ -96,31 +96,16 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 	if m.Layers[0].Size > lim.Archive.MaxArchiveBytes {
 		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.Archive.MaxArchiveBytes, Path: m.Layers[0].Digest.String()}
 	}
-	// The layer is fetched while the config is: a round trip less from a
-	// registry. It is not used before the config is checked, and a
-	// refused config is reported first.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var layerErr error
-	layerDone := make(chan struct{})
-	go func() {
-		defer close(layerDone)
-		p.Layer, layerErr = fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes")
-	}()
-	var cfg *Config
 	if p.Config, err = fetchVerified(ctx, src, m.Config, lim.MaxConfigBytes, "MaxConfigBytes"); err != nil {
-		err = fmt.Errorf("config: %w", err)
-	} else {
-		cfg, err = parseConfig(p.Config)
+		return nil, fmt.Errorf("config: %w", err)
 	}
+	cfg, err := parseConfig(p.Config)
 	if err != nil {
-		cancel()
-		<-layerDone
 		return nil, err
 	}
 	p.PluginConfig = *cfg
-	if <-layerDone; layerErr != nil {
-		return nil, fmt.Errorf("layer: %w", layerErr)
+	if p.Layer, err = fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes"); err != nil {
+		return nil, fmt.Errorf("layer: %w", err)
 	}
 	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true})
 	if err != nil {

@@ -74,8 +74,8 @@ func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error)
 }
 
 // Pulling by tag from a registry takes three requests: the manifest by
-// tag (its descriptor from the response, no HEAD first), then config and
-// layer (which Pull fetches at once).
+// tag (its descriptor from the response, no HEAD first), the config, the
+// layer.
 func TestPullByTagRequests(t *testing.T) {
 	ctx := context.Background()
 	reg := testservice.StartRegistry(t)
