@@ -71,7 +71,9 @@ func (r *tarReader) readEnd() error {
 	if !r.hdr.isZero() {
 		return detail(ErrTrailingData, "a lone zero block is followed by data")
 	}
-	buf := make([]byte, 32<<10)
+	// The header block, read already, is the buffer: the padding after
+	// the end is a few blocks, not worth an allocation per archive.
+	buf := r.hdr[:]
 	for {
 		n, err := r.in.Read(buf)
 		if !allZero(buf[:n]) {

@@ -6,6 +6,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"io"
 	"io/fs"
+	"sync"
 
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -51,11 +52,11 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 	// bytes.Reader is an io.ByteReader, so gzip reads no further than its
 	// member: what is left in src after it is trailing data.
 	src := bytes.NewReader(b)
-	zr, err := gzip.NewReader(src)
+	zr, err := newGzipReader(src)
 	if err != nil {
 		return nil, gzipError(err)
 	}
-	zr.Multistream(false)
+	defer gzipReaders.Put(zr)
 	r := &tarReader{
 		in:    &limitedReader{r: zr, left: lim.MaxUncompressedBytes, limit: lim.MaxUncompressedBytes},
 		lim:   lim,
@@ -72,6 +73,31 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 		return nil, detail(ErrTrailingData, "after the gzip stream")
 	}
 	return &snapshot.Snapshot{Files: r.files, Modes: r.modes}, nil
+}
+
+// gzipReaders keeps gzip readers for reuse: each holds a decompressor of
+// some 40 KB, which unpacking many small archives (an export of a hundred
+// plugins) would otherwise allocate every time.
+var gzipReaders sync.Pool
+
+// newGzipReader returns a gzip reader of the single gzip member at the
+// start of src, from the pool when one is there.
+func newGzipReader(src io.Reader) (*gzip.Reader, error) {
+	zr, ok := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if ok {
+		err = zr.Reset(src)
+	} else {
+		zr, err = gzip.NewReader(src)
+	}
+	if err != nil {
+		if zr != nil {
+			gzipReaders.Put(zr)
+		}
+		return nil, err
+	}
+	zr.Multistream(false)
+	return zr, nil
 }
 
 // gzipError maps an error of the gzip layer onto the package's errors.

@@ -40,9 +40,10 @@
 // it: a registry repository through oras-go's remote client (HTTPS unless
 // PlainHTTP, credentials from the Docker config and its helpers, the
 // referrers tag schema where the registry has no referrers API), or a
-// layout: read by this package, which reads every manifest reachable from
-// index.json once, within MaxManifestBytes, when it opens the layout, and
-// written through oras-go's layout store. A layout whose index lists
+// layout, read and written by this package: opening one reads every
+// manifest reachable from index.json once, within MaxManifestBytes; blobs
+// are written to a temporary sibling, synced and renamed into place, and
+// Close replaces index.json atomically, sorted. A layout whose index lists
 // several plugin manifests can only be read by exact digest.
 //
 // Copy carries a plugin and all its referrers (signatures, attestations,

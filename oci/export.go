@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -77,18 +78,18 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 	return copied, nil
 }
 
-// copyAll copies the items into dst, as many at once as there are CPUs:
+// copyAll copies the items into st, as many at once as there are CPUs:
 // checking each plugin (unpacking and loading it) is most of an export's
 // work. After a failure the error returned is that of the first item, in
 // the order given, among those that failed.
-func copyAll(ctx context.Context, items []ExportItem, dst Target, opts PullOptions) ([]*Copied, error) {
+func copyAll(ctx context.Context, items []ExportItem, st *stage, opts PullOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, it := range items {
 		g.Go(func() error {
-			if copied[i], errs[i] = Copy(ctx, it.Source, it.Selector, dst, "", opts); errs[i] != nil {
+			if copied[i], errs[i] = exportOne(ctx, it, st, opts); errs[i] != nil {
 				errs[i] = fmt.Errorf("%s: %w", it.Selector, errs[i])
 			}
 			return nil
@@ -103,20 +104,53 @@ func copyAll(ctx context.Context, items []ExportItem, dst Target, opts PullOptio
 	return copied, nil
 }
 
+// exportOne is Copy into a stage: the plugin's three blobs, which Pull has
+// read and checked and which stay in memory for the returned Copied, are
+// staged as they are, neither copied nor hashed again; the referrers are
+// copied by oras.
+func exportOne(ctx context.Context, it ExportItem, st *stage, opts PullOptions) (*Copied, error) {
+	p, err := Pull(ctx, it.Source, it.Selector, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.keep(p.ConfigDescriptor, p.Config)
+	st.keep(p.LayerDescriptor, p.Layer)
+	st.keep(p.Descriptor, p.Manifest)
+	refs, err := copyReferrers(ctx, it.Source, st, p.Descriptor)
+	if err != nil {
+		return nil, err
+	}
+	return &Copied{Plugin: p, Referrers: refs}, nil
+}
+
 // stage is where Export gathers blobs before it writes the tar: one spool
 // file they are appended to, each checked against its descriptor as it is
 // written, and where each lies in it. Staging each blob as a file of its
-// own, as oras-go's layout store does (through a temporary file renamed
-// into place, with every manifest read again to index it), cost more than
-// the rest of an export. A stage keeps no tags.
+// own (through a temporary file synced and renamed into place), as a
+// layout directory does, cost more than the rest of an export. The blobs
+// of the plugins themselves, already in memory, are kept there. A stage
+// keeps no tags.
 type stage struct {
 	f     *os.File
 	mu    sync.Mutex // held while a blob is appended
 	end   int64
+	buf   []byte // the copy buffer of Push, used under mu
 	blobs map[digest.Digest]stagedBlob
 }
 
-type stagedBlob struct{ offset, size int64 }
+// stagedBlob is where a staged blob lies: data, or else size bytes of the
+// spool file from offset.
+type stagedBlob struct {
+	data         []byte
+	offset, size int64
+}
+
+func (b stagedBlob) reader(f *os.File) io.Reader {
+	if b.data != nil {
+		return bytes.NewReader(b.data)
+	}
+	return io.NewSectionReader(f, b.offset, b.size)
+}
 
 func newStage(dir string) (*stage, error) {
 	f, err := os.CreateTemp(dir, ".plugkit-export-*")
@@ -132,6 +166,13 @@ func (s *stage) remove() {
 	os.Remove(s.f.Name())
 }
 
+// keep stages b, the verified content of desc, in memory.
+func (s *stage) keep(desc ocispec.Descriptor, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blobs[desc.Digest] = stagedBlob{data: b, size: desc.Size}
+}
+
 // Push appends the blob; one already staged is errdef.ErrAlreadyExists.
 func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) error {
 	if _, err := blobName(desc.Digest); err != nil {
@@ -143,14 +184,17 @@ func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) er
 		return fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
 	}
 	vr := content.NewVerifyReader(r, desc)
-	_, err := io.Copy(io.NewOffsetWriter(s.f, s.end), vr)
+	if s.buf == nil {
+		s.buf = make([]byte, 32<<10)
+	}
+	_, err := io.CopyBuffer(io.NewOffsetWriter(s.f, s.end), vr, s.buf)
 	if err == nil {
 		err = vr.Verify()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", desc.Digest, err) // the next blob overwrites what was written
 	}
-	s.blobs[desc.Digest] = stagedBlob{s.end, desc.Size}
+	s.blobs[desc.Digest] = stagedBlob{offset: s.end, size: desc.Size}
 	s.end += desc.Size
 	return nil
 }
@@ -171,7 +215,7 @@ func (s *stage) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", desc.Digest, errdef.ErrNotFound)
 	}
-	return io.NopCloser(io.NewSectionReader(s.f, b.offset, b.size)), nil
+	return io.NopCloser(b.reader(s.f)), nil
 }
 
 // Resolve finds nothing: a stage keeps no names.
@@ -189,13 +233,13 @@ func (s *stage) Tag(context.Context, ocispec.Descriptor, string) error {
 func (s *stage) writeTar(w io.Writer, index []byte) error {
 	names := make(map[string]stagedBlob, len(s.blobs))
 	for d, b := range s.blobs {
-		name, _ := blobName(d) // Push checked it
+		name, _ := blobName(d) // Push or Pull checked it
 		names[name] = b
 	}
 	tw := archive.NewTarWriter(w)
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		b := names[name]
-		if err := tw.WriteFile(name, 0o644, b.size, io.NewSectionReader(s.f, b.offset, b.size)); err != nil {
+		if err := tw.WriteFile(name, 0o644, b.size, b.reader(s.f)); err != nil {
 			return err
 		}
 	}

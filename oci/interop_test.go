@@ -68,6 +68,14 @@ func TestInteropSkopeoCopy(t *testing.T) {
 	}
 }
 
+// oneReferrer checks that c carried one referrer, of artifactType.
+func oneReferrer(t *testing.T, c *oci.Copied, artifactType string) {
+	t.Helper()
+	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != artifactType {
+		t.Fatalf("referrers %+v", c.Referrers)
+	}
+}
+
 // oras pull writes the layer as NAME.tar.gz (its title annotation); a
 // referrer oras attaches is found by plugkit's copy, and oras discover
 // sees it in the copy.
@@ -93,9 +101,7 @@ func TestInteropOras(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != "application/vnd.example.sbom" {
-		t.Fatalf("referrers %+v", c.Referrers)
-	}
+	oneReferrer(t, c, "application/vnd.example.sbom")
 	var disc struct {
 		Referrers []struct {
 			Digest       string `json:"digest"`
@@ -108,6 +114,74 @@ func TestInteropOras(t *testing.T) {
 	}
 	if len(disc.Referrers) != 1 || disc.Referrers[0].Digest != c.Referrers[0].Digest.String() {
 		t.Fatalf("oras discover on the copy: %s", b)
+	}
+}
+
+// Layout directories plugkit writes are read and extended by oras and
+// skopeo, and plugkit extends theirs: plugkit pushes into a layout, oras
+// attaches a referrer to it there (so oras reads and rewrites plugkit's
+// index.json), plugkit copies plugin and referrer into a layout skopeo
+// already holds a tag in; then oras discover and oras pull read plugkit's
+// copy, skopeo copies it to a registry, and every tag is still there.
+func TestInteropLayoutsPlugkitWrites(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	a := exampleArtifact(t)
+	src := filepath.Join(t.TempDir(), "src")
+	lay, err := oci.OpenLayout(ctx, src, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, lay, a, "1.2.0")
+	if err := lay.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sbom := filepath.Join(t.TempDir(), "sbom.json")
+	os.WriteFile(sbom, []byte(`{"sbom":true}`), 0o644)
+	run(t, "oras", "attach", "--oci-layout", "--disable-path-validation", "--artifact-type", "application/vnd.example.sbom", src+":1.2.0", sbom+":application/json")
+
+	// The destination: a layout skopeo made, holding another tag.
+	other := manifestOnly(t, `{"$schema":"`+schema+`","name":"other","version":"0.1.0"}`)
+	mustPush(t, repository(t, reg, "plugins/other"), other, "0.1.0")
+	dst := filepath.Join(t.TempDir(), "dst")
+	run(t, "skopeo", "copy", "--src-tls-verify=false", "docker://"+reg.Host+"/plugins/other:0.1.0", "oci:"+dst+":0.1.0")
+	from, err := oci.OpenLayout(ctx, src, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := oci.OpenLayout(ctx, dst, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := oci.Copy(ctx, from, "1.2.0", to, "1.2.0", oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := to.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oneReferrer(t, c, "application/vnd.example.sbom")
+
+	var disc struct {
+		Referrers []struct {
+			Digest string `json:"digest"`
+		} `json:"referrers"`
+	}
+	b := run(t, "oras", "discover", "--oci-layout", "--format", "json", dst+":1.2.0")
+	if err := json.Unmarshal(b, &disc); err != nil || len(disc.Referrers) != 1 || disc.Referrers[0].Digest != c.Referrers[0].Digest.String() {
+		t.Fatalf("oras discover on plugkit's layout: %v\n%s", err, b)
+	}
+	out := t.TempDir()
+	run(t, "oras", "pull", "--oci-layout", "-o", out, dst+":1.2.0")
+	if got, err := os.ReadFile(filepath.Join(out, "release-notes.tar.gz")); err != nil || !bytes.Equal(got, a.Layer) {
+		t.Fatalf("oras pull from plugkit's layout wrote %d bytes (%v), want the layer", len(got), err)
+	}
+	for tag, want := range map[string]*oci.Artifact{"1.2.0": a, "0.1.0": other} {
+		run(t, "skopeo", "copy", "--dest-tls-verify=false", "oci:"+dst+":"+tag, "docker://"+reg.Host+"/mirror/p:"+tag)
+		p, err := oci.Pull(ctx, repository(t, reg, "mirror/p"), tag, oci.PullOptions{})
+		if err != nil || p.Descriptor.Digest != want.Descriptor.Digest {
+			t.Fatalf("skopeo's copy of %s from plugkit's layout: %v", tag, err)
+		}
 	}
 }
 

@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
-	orasoci "oras.land/oras-go/v2/content/oci"
-
-	"github.com/plugkit/plugkit/internal/atomicfile"
 )
 
 // ErrReadOnly is returned by writes to a layout opened for reading, or to
@@ -25,8 +21,8 @@ var ErrReadOnly = errors.New("layout is read-only")
 // It is a Source for Pull and Copy and, opened for writing, a destination.
 type Layout struct {
 	path string
-	ro   *layoutReader  // reading
-	rw   *orasoci.Store // writing
+	ro   *layoutReader // reading
+	rw   *layoutWriter // writing
 }
 
 // graphStore is what both layout stores offer.
@@ -47,8 +43,8 @@ func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
 	case write && isTar:
 		return nil, fmt.Errorf("%s: %w: a layout tar is written whole by export", path, ErrReadOnly)
 	case write:
-		if l.rw, err = orasoci.NewWithContext(ctx, path); err != nil {
-			return nil, layoutError(path, err)
+		if l.rw, err = openLayoutWriter(ctx, path); err != nil {
+			return nil, err
 		}
 		return l, nil
 	case err != nil:
@@ -66,16 +62,6 @@ func OpenLayout(ctx context.Context, path string, write bool) (*Layout, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// layoutError names the layout in an error of oras-go's layout store,
-// which reads every manifest index.json lists when it opens: content that
-// does not match its descriptor is ErrDescriptor.
-func layoutError(path string, err error) error {
-	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("OCI layout %s: %w: %v", path, ErrDescriptor, err)
-	}
-	return fmt.Errorf("OCI layout %s: %w", path, err)
 }
 
 func (l *Layout) store() graphStore {
@@ -122,31 +108,20 @@ func (l *Layout) Tag(ctx context.Context, desc ocispec.Descriptor, ref string) e
 }
 
 // Close writes index.json of a layout opened for writing, its manifests
-// sorted (oras-go's order is random) and replaced atomically.
+// sorted and replaced atomically.
 func (l *Layout) Close() error {
 	if l.rw == nil {
 		return nil
 	}
-	if err := l.rw.SaveIndex(); err != nil {
-		return err
-	}
-	idx, err := l.indexFile()
-	if err != nil {
-		return err
-	}
-	b, err := marshalIndex(idx.Manifests)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(filepath.Join(l.path, ocispec.ImageIndexFile), b, 0o644)
+	return l.rw.close()
 }
 
-// indexFile is index.json: as read at open, or as oras-go last saved it.
+// indexFile is index.json: as read at open, or as Close would write it.
 func (l *Layout) indexFile() (*ocispec.Index, error) {
 	if l.ro != nil {
 		return &l.ro.index, nil
 	}
-	return readIndex(dirFiles(l.path), l.path)
+	return &ocispec.Index{Manifests: l.rw.listed()}, nil
 }
 
 // candidates are the plugin manifests index.json lists, each once, in

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,14 +26,18 @@ import (
 // manifest (or an index above it) ten thousand times, under ten thousand
 // tags, made it read that manifest ten thousand times. Here every manifest
 // is read once, within MaxManifestBytes, however often it is listed, so
-// that opening a layout costs what its files weigh.
+// that opening a layout costs what its files weigh. The manifests read
+// are kept: reading a plugin and its referrers fetches them again.
 type layoutReader struct {
-	files layoutFiles
-	index ocispec.Index
-	// refs maps each ref name to its index entry, and each listed digest
-	// to its plain descriptor; the last entry wins, as in oras-go.
+	files     layoutFiles
+	index     ocispec.Index
+	manifests map[digest.Digest][]byte // verified against their descriptors
+	// refs maps each ref name and each listed digest to its index entry;
+	// the last entry wins, as in oras-go. A digest resolves to the plain
+	// descriptor.
 	refs  map[string]ocispec.Descriptor
 	preds map[digest.Digest][]ocispec.Descriptor
+	edges map[[2]digest.Digest]bool // (successor, predecessor) pairs in preds
 }
 
 // layoutFiles are the files of a layout, by slash-separated name.
@@ -62,9 +67,10 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 	if err != nil {
 		return nil, err
 	}
-	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{}}
+	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{},
+		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest][]byte{}}
 	for _, d := range idx.Manifests {
-		r.refs[d.Digest.String()] = plain(d)
+		r.refs[d.Digest.String()] = d
 		if name := d.Annotations[annotationRefName]; name != "" {
 			r.refs[name] = d
 		}
@@ -105,7 +111,6 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 // descriptor fails the open.
 func (r *layoutReader) loadGraph(ctx context.Context) error {
 	read := map[digest.Digest]bool{}
-	edges := map[[2]digest.Digest]bool{}
 	queue := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
 	for _, d := range r.index.Manifests {
 		queue = append(queue, plain(d))
@@ -126,30 +131,40 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		var doc struct {
-			Subject                  *ocispec.Descriptor
-			Config                   ocispec.Descriptor
-			Layers, Manifests, Blobs []ocispec.Descriptor
-		}
-		if json.Unmarshal(b, &doc) != nil {
-			continue // not a manifest: it lists nothing
-		}
-		succ := append(append(doc.Layers, doc.Manifests...), doc.Blobs...)
-		if doc.Config.Digest != "" {
-			succ = append(succ, doc.Config)
-		}
-		if doc.Subject != nil {
-			succ = append(succ, *doc.Subject)
-		}
-		for _, s := range succ {
-			if e := [2]digest.Digest{s.Digest, node.Digest}; !edges[e] {
-				edges[e] = true
-				r.preds[s.Digest] = append(r.preds[s.Digest], node)
-			}
+		for _, s := range r.addManifest(node, b) {
 			queue = append(queue, plain(s))
 		}
 	}
 	return nil
+}
+
+// addManifest keeps b, the verified content of the manifest or index
+// node, records node as a predecessor of every descriptor it lists
+// (subject, config, layers, manifests, blobs), and returns those.
+func (r *layoutReader) addManifest(node ocispec.Descriptor, b []byte) []ocispec.Descriptor {
+	r.manifests[node.Digest] = b
+	var doc struct {
+		Subject                  *ocispec.Descriptor
+		Config                   ocispec.Descriptor
+		Layers, Manifests, Blobs []ocispec.Descriptor
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil // not a manifest: it lists nothing
+	}
+	succ := append(append(doc.Layers, doc.Manifests...), doc.Blobs...)
+	if doc.Config.Digest != "" {
+		succ = append(succ, doc.Config)
+	}
+	if doc.Subject != nil {
+		succ = append(succ, *doc.Subject)
+	}
+	for _, s := range succ {
+		if e := [2]digest.Digest{s.Digest, node.Digest}; !r.edges[e] {
+			r.edges[e] = true
+			r.preds[s.Digest] = append(r.preds[s.Digest], plain(node))
+		}
+	}
+	return succ
 }
 
 // plain is a descriptor's media type, digest and size only, as oras-go's
@@ -168,6 +183,9 @@ func blobName(d digest.Digest) (string, error) {
 
 // Fetch opens the blob desc names.
 func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if b, ok := r.manifests[desc.Digest]; ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
 	name, err := blobName(desc.Digest)
 	if err != nil {
 		return nil, err
@@ -181,6 +199,9 @@ func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.Rea
 
 // Exists reports whether the layout holds the blob desc names.
 func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
+	if _, ok := r.manifests[desc.Digest]; ok {
+		return true, nil
+	}
 	name, err := blobName(desc.Digest)
 	if err != nil {
 		return false, err
@@ -196,6 +217,9 @@ func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool,
 // digest (application/octet-stream: its content decides what it is).
 func (r *layoutReader) Resolve(_ context.Context, ref string) (ocispec.Descriptor, error) {
 	if d, ok := r.refs[ref]; ok {
+		if ref == d.Digest.String() {
+			return plain(d), nil
+		}
 		return d, nil
 	}
 	if d := digest.Digest(ref); d.Validate() == nil {

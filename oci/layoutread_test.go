@@ -53,6 +53,20 @@ func stageBlob(t *testing.T, dir, mediaType string, b []byte) ocispec.Descriptor
 	return d
 }
 
+// costsItsSize checks that opening a layout of size bytes read at most
+// twice that from files and held at most four times that at once (peak
+// heap): the cost of its size, not of how many times its parts are named.
+func costsItsSize(t *testing.T, files *countingFiles, size int64, peak uint64) {
+	t.Helper()
+	if read := files.read.Load(); read > 2*size {
+		t.Errorf("read %d bytes of a %d-byte layout", read, size)
+	}
+	if peak > uint64(4*size) {
+		t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
+	}
+	t.Logf("%d-byte layout: read %d bytes, peak heap %d", size, files.read.Load(), peak)
+}
+
 // fanOutLayout writes a layout whose index.json lists n entries that all
 // lead to one manifest of about big bytes: under n ref names, or through n
 // small image indexes above it. It returns the directory, the bytes of
@@ -103,15 +117,7 @@ func TestLayoutFanOutCostsItsSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if read := files.read.Load(); read > 2*size {
-				t.Errorf("read %d bytes of a %d-byte layout", read, size)
-			}
-			// Memory too is bounded by the layout's size, not by how many
-			// times its parts are named.
-			if peak > uint64(4*size) {
-				t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
-			}
-			t.Logf("%d-byte layout: read %d bytes, peak heap %d", size, files.read.Load(), peak)
+			costsItsSize(t, files, size, peak)
 			// The graph is whole: below the indexes, the manifest has
 			// each of them as a predecessor.
 			if n := len(r.preds[target]); throughIndexes && n != 2000 {

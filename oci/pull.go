@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"fmt"
+	"io"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
@@ -36,6 +37,11 @@ type Plugin struct {
 // config and layer, refusing anything the profile does not allow (see the
 // package documentation) before it is used. Nothing is written anywhere.
 func Pull(ctx context.Context, src Source, ref string, opts PullOptions) (*Plugin, error) {
+	if r, ok := src.(*Repository); ok {
+		if tag, dgst := splitSelector(ref); tag != "" && dgst == "" {
+			return r.pullTag(ctx, tag, opts)
+		}
+	}
 	desc, err := Resolve(ctx, src, ref)
 	if err != nil {
 		return nil, err
@@ -43,13 +49,37 @@ func Pull(ctx context.Context, src Source, ref string, opts PullOptions) (*Plugi
 	return PullDescriptor(ctx, src, desc, opts)
 }
 
+// pullTag is Pull of a tag in a registry: the manifest is fetched by tag
+// in one request, its descriptor taken from the response's headers
+// (oras-go's FetchReference), where resolving first cost a HEAD request
+// more. The body is read as Pull reads any manifest: after the media
+// type and size are checked, and against the descriptor.
+func (r *Repository) pullTag(ctx context.Context, tag string, opts PullOptions) (*Plugin, error) {
+	desc, rc, err := r.repo.Manifests().FetchReference(ctx, tag)
+	if err != nil {
+		return nil, resolveError(tag, err)
+	}
+	defer rc.Close()
+	return pullManifest(ctx, r, fetched{rc}, desc, opts)
+}
+
+// fetched is a Fetcher of content already being read.
+type fetched struct{ rc io.ReadCloser }
+
+func (f fetched) Fetch(context.Context, ocispec.Descriptor) (io.ReadCloser, error) { return f.rc, nil }
+
 // PullDescriptor is Pull of a manifest already resolved.
 func PullDescriptor(ctx context.Context, src content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
+	return pullManifest(ctx, src, src, desc, opts)
+}
+
+// pullManifest is PullDescriptor with the manifest read from manifests.
+func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
 	lim := opts.Limits.withDefaults()
 	if err := checkManifestType(desc.MediaType); err != nil {
 		return nil, fmt.Errorf("%s %w", desc.Digest, err)
 	}
-	mb, err := fetchVerified(ctx, src, desc, lim.MaxManifestBytes, "MaxManifestBytes")
+	mb, err := fetchVerified(ctx, manifests, desc, lim.MaxManifestBytes, "MaxManifestBytes")
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,11 @@ package oci_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -54,6 +57,44 @@ func TestRegistryPushPull(t *testing.T) {
 	again := mustPush(t, repo, exampleArtifact(t), "latest")
 	if again.Digest != d.Digest {
 		t.Errorf("second push %s, first %s", again.Digest, d.Digest)
+	}
+}
+
+// recordingTransport records the method and path of every request.
+type recordingTransport struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.mu.Lock()
+	rt.reqs = append(rt.reqs, r.Method+" "+r.URL.Path)
+	rt.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Pulling by tag from a registry takes three requests: the manifest by
+// tag (its descriptor from the response, no HEAD first), the config, the
+// layer.
+func TestPullByTagRequests(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	a := exampleArtifact(t)
+	mustPush(t, repository(t, reg, "plugins/release-notes"), a, "1.2.0")
+	rt := &recordingTransport{}
+	repo, err := oci.NewRepository(reg.Host+"/plugins/release-notes", oci.RemoteOptions{PlainHTTP: true, HTTPClient: &http.Client{Transport: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Pull(ctx, repo, "1.2.0", oci.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rt.reqs)
+	base := "/v2/plugins/release-notes/"
+	want := []string{"GET " + base + "blobs/" + a.ConfigDescriptor.Digest.String(), "GET " + base + "blobs/" + a.LayerDescriptor.Digest.String(), "GET " + base + "manifests/1.2.0"}
+	slices.Sort(want)
+	if !slices.Equal(rt.reqs, want) {
+		t.Errorf("requests\n%q\nwant\n%q", rt.reqs, want)
 	}
 }
 

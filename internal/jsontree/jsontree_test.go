@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -277,5 +278,35 @@ func TestNameSetHashCollisions(t *testing.T) {
 		if key, ok := s.first(tree); ok {
 			t.Errorf("size %d: distinct names reported as repeated (%d)", size, key)
 		}
+	}
+}
+
+// TestSmallDocumentSmallTable: a document has no more nodes than bytes, so
+// a small one (a plugin.json) gets a node table of its own size, not a
+// whole 48 KB chunk; one past a chunk still parses.
+func TestSmallDocumentSmallTable(t *testing.T) {
+	small := []byte(`{"name":"demo","version":"1.0.0","skills":["a","b"],"x":[1,2,[3,{}]]}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 100
+	for range runs {
+		if _, err := Parse(small, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 4<<10 {
+		t.Errorf("parsing %d bytes allocates %d bytes", len(small), per)
+	}
+	// Densest documents: one node per byte or two, across chunk bounds.
+	for _, n := range []int{1, 2, 4095, 4096, 4097, 10000} {
+		doc := "[" + strings.Repeat("1,", n) + "1]"
+		tree, err := Parse([]byte(doc), 64)
+		if err != nil || tree.Root().Len() != n+1 {
+			t.Fatalf("%d elements: %v", n+1, err)
+		}
+	}
+	if _, err := Parse([]byte("1"), 64); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -87,7 +87,15 @@ func (t *Tree) at(i uint32) *node { return &t.chunks[i>>chunkBits][i&(1<<chunkBi
 func (t *Tree) add(n node) uint32 {
 	i := t.count
 	if i&(1<<chunkBits-1) == 0 {
-		t.chunks = append(t.chunks, make([]node, 1<<chunkBits))
+		size := 1 << chunkBits
+		if i == 0 {
+			// Every node starts at a byte of its own (a member name at its
+			// quote, its value after the colon, a container's first child
+			// after the bracket), so a document has no more nodes than
+			// bytes: a small one gets a small table, not a whole chunk.
+			size = min(size, len(t.src)+1)
+		}
+		t.chunks = append(t.chunks, make([]node, size))
 	}
 	*t.at(i) = n
 	t.count++
