@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/internal/gcinit"
 )
 
 // verbs are the constructors of plugkit's subcommands; each verb's file
@@ -146,6 +148,7 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 }
 
 func main() {
+	gcinit.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks the verb to stop cleanly; restoring the
