@@ -68,9 +68,10 @@ func (l *locator) locate(r *validateReport, d agentplugin.Diagnostic) location {
 
 // content returns the bytes of the plugin file path, to count columns in:
 // the loaded snapshot's, or, for a rejected directory, which leaves no
-// snapshot, the regular file read back from disk (a link, a special file
-// or one over snapshot.DefaultMaxFileBytes keeps its byte columns). What
-// is read back is remembered, so each file is read once.
+// snapshot, the regular file read back from disk (a link, a special file,
+// one over snapshot.DefaultMaxFileBytes, or any once the files read back
+// reach snapshot.DefaultMaxTotalBytes, keeps its byte columns). What is
+// read back is remembered, so each file is read once.
 func (r *validateReport) content(path string) ([]byte, bool) {
 	if b, ok := r.files[path]; ok || r.Loaded || r.dir == "" {
 		return b, ok && b != nil
@@ -78,7 +79,11 @@ func (r *validateReport) content(path string) ([]byte, bool) {
 	if r.files == nil {
 		r.files = map[string][]byte{}
 	}
-	b := readBack(filepath.Join(r.dir, filepath.FromSlash(path)))
+	var b []byte
+	if r.readBack < snapshot.DefaultMaxTotalBytes {
+		b = readBack(filepath.Join(r.dir, filepath.FromSlash(path)))
+		r.readBack += int64(len(b))
+	}
 	r.files[path] = b
 	return b, b != nil
 }
