@@ -9,7 +9,8 @@
 #           and vs oras pull + tar -xzf of the layer (transfer, then extraction), and
 #           that followed by sync -f (plugkit pull makes its tree durable; tar does not)
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
-#           tar  vs  tar -cf of the same layout directory (disk speed), and how much of
+#           tar  vs  tar -cf of the same layout directory (disk speed), and that
+#           followed by sync -f (export syncs its file; tar does not), and how much of
 #           it is plugkit's start-up (plugkit version)
 # for a typical plugin (50 files, about 600 KB) and a 30 MB one (2,000 files).
 # Each figure is the best of RUNS (default 5) interleaved runs; every push goes to a
@@ -136,14 +137,19 @@ for i in $(seq 100); do
 	(cd "$work" && "$oras" attach --oci-layout --artifact-type application/vnd.example.signature "$lay@$d" "sig$i.txt" >/dev/null)
 	digests+=("oci-layout:$lay@$d")
 done
-unset pk_export raw_export cpu_pk_export cpu_raw_export pk_start cpu_pk_start
+unset pk_export raw_export rawsync_export cpu_pk_export cpu_raw_export cpu_rawsync_export pk_start cpu_pk_start
+# export syncs its file before the rename; tar_cfs does the same flush.
+tar_cfs() { tar -cf "$work/raw.tar" -C "$lay" . && sync -f "$work/raw.tar"; }
 for _ in $(seq "$RUNS"); do
 	best pk_export "$work/plugkit" export "${digests[@]}" "$work/many.tar"
 	best raw_export tar -cf "$work/raw.tar" -C "$lay" .
+	best rawsync_export tar_cfs
 	best pk_start "$work/plugkit" version
 done
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
 	"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
+printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$rawsync_export" "$(ratio "$pk_export" "$rawsync_export")" \
+	"vs tar -cf && sync -f, durable as export is"
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" "exp cpu" "$cpu_pk_export" "$cpu_raw_export" "$(ratio "$cpu_pk_export" "$cpu_raw_export")" "user+sys"
 printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" "start" "$pk_start" "$pk_export" "$(ratio "$pk_start" "$pk_export")" "of the export, plugkit's start-up (plugkit version; CPU $cpu_pk_start s)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
