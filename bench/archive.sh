@@ -77,6 +77,8 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 		payload=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 		prss=$(/usr/bin/time -f %M "$work/plugkit" pack "$src" -o "$work/$name.rss.tgz" 2>&1 >/dev/null | tail -1)
 		echo "         plugkit pack peak RSS: ${prss} KiB = $(ratio "$((prss * 1024))" "$payload") x the payload of $payload B (target <= 1.5)"
+		idle=$(/usr/bin/time -f %M "$work/plugkit" version 2>&1 >/dev/null | tail -1)
+		echo "         of which the process at rest (plugkit version): ${idle} KiB; the rest is $(ratio "$(((prss - idle) * 1024))" "$payload") x the payload"
 		cmp -s "$work/$name.rss.tgz" "$work/$name.pk.tgz" || { echo "bench/archive.sh: two packs differ" >&2; exit 1; }
 		rm -rf "$work/$name.pu"
 		rss=$(/usr/bin/time -f %M "$work/plugkit" unpack "$work/$name.pk.tgz" "$work/$name.pu" 2>&1 >/dev/null | tail -1)
