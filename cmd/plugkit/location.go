@@ -80,9 +80,9 @@ func (r *validateReport) content(path string) ([]byte, bool) {
 		r.files = map[string][]byte{}
 	}
 	var b []byte
-	if r.readBack < snapshot.DefaultMaxTotalBytes {
+	if r.readBackBytes < snapshot.DefaultMaxTotalBytes {
 		b = readBack(filepath.Join(r.dir, filepath.FromSlash(path)))
-		r.readBack += int64(len(b))
+		r.readBackBytes += int64(len(b))
 	}
 	r.files[path] = b
 	return b, b != nil

@@ -36,8 +36,8 @@ type validateReport struct {
 	// files are the plugin's files when it loaded, or those read back
 	// for a rejected directory (nil when unreadable), for column positions.
 	files map[string][]byte
-	// readBack counts the bytes of the files read back.
-	readBack int64
+	// readBackBytes counts the bytes of the files read back.
+	readBackBytes int64
 }
 
 type pluginRef struct {
