@@ -108,6 +108,13 @@ func (pr *progress) reader(r io.Reader) io.Reader {
 	return rc
 }
 
+// setTotal makes the bar's total n units.
+func (pr *progress) setTotal(n int64) {
+	if pr.bar != nil {
+		pr.bar.SetTotal(n, false)
+	}
+}
+
 // add counts n more units done.
 func (pr *progress) add(n int) {
 	if pr.bar != nil {
@@ -149,7 +156,7 @@ func progressClient(cmd *cobra.Command, name string) *http.Client {
 	if !canDraw(cmd) {
 		return nil
 	}
-	return &http.Client{Timeout: transferTimeout, Transport: progressTransport{cmd: cmd, name: name}}
+	return &http.Client{Timeout: transferTimeout, Transport: &progressTransport{cmd: cmd, name: name}}
 }
 
 // ociProgressClient is progressClient for an OCI registry verb (push,
@@ -160,45 +167,83 @@ func ociProgressClient(cmd *cobra.Command, name string) *http.Client {
 	if !canDraw(cmd) {
 		return nil
 	}
-	return &http.Client{Transport: retry.NewTransport(progressTransport{cmd: cmd, name: name})}
+	return &http.Client{Transport: retry.NewTransport(&progressTransport{cmd: cmd, name: name})}
 }
 
 // progressTransport draws a bar for the body of an upload to /publish or
 // of an OCI blob, and of a download from /artifacts/ or of an OCI blob:
 // the requests whose size is an archive's. Small transfers end before a
-// bar would show.
+// bar would show. Transfers under way at once (push sends config and
+// layer together, pull fetches them together) share one bar, counting
+// their bytes together, so that no two bars draw over each other.
 type progressTransport struct {
 	cmd  *cobra.Command
 	name string
+
+	mu    sync.Mutex
+	bar   *progress // of the transfers under way; nil between them
+	open  int       // transfers counted on bar and not yet closed
+	total int64     // their sizes added up; -1 when one is unknown
 }
 
-func (t progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	path := req.URL.Path
 	if req.Body != nil && (strings.HasSuffix(path, "/publish") || strings.Contains(path, "/blobs/uploads/")) {
-		p := startProgress(t.cmd, t.name, req.ContentLength, true)
+		p := t.start(req.ContentLength)
 		body := req.Body
 		req = req.Clone(req.Context())
-		req.Body = progressBody{Reader: p.reader(body), body: body, p: p}
+		req.Body = progressBody{Reader: p.reader(body), body: body, end: t.end, once: new(sync.Once)}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil || req.Method != http.MethodGet || !(strings.Contains(path, "/artifacts/") || strings.Contains(path, "/blobs/sha256:")) {
 		return resp, err
 	}
-	p := startProgress(t.cmd, t.name, resp.ContentLength, true)
-	resp.Body = progressBody{Reader: p.reader(resp.Body), body: resp.Body, p: p}
+	p := t.start(resp.ContentLength)
+	resp.Body = progressBody{Reader: p.reader(resp.Body), body: resp.Body, end: t.end, once: new(sync.Once)}
 	return resp, nil
 }
 
-// progressBody is a request or response body counted by a bar, which ends
-// when the body is closed.
+// start counts a transfer of size bytes (negative: unknown) on the bar of
+// the transfers under way, starting one if there is none. The bar's total
+// is only ever set, never given at the start: a bar started with a total
+// completes itself when that much is read, before the other transfers.
+func (t *progressTransport) start(size int64) *progress {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bar == nil {
+		t.bar, t.total = startProgress(t.cmd, t.name, 0, true), 0
+	}
+	t.open++
+	if t.total >= 0 && size >= 0 {
+		t.total += size
+		t.bar.setTotal(t.total)
+	} else {
+		t.total = -1
+	}
+	return t.bar
+}
+
+// end ends a transfer; the last one under way ends the bar.
+func (t *progressTransport) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open--; t.open == 0 {
+		t.bar.done()
+		t.bar = nil
+	}
+}
+
+// progressBody is a request or response body counted by a bar; closing
+// it ends its transfer.
 type progressBody struct {
 	io.Reader
 	body io.Closer
-	p    *progress
+	end  func()
+	once *sync.Once
 }
 
 func (b progressBody) Close() error {
-	b.p.done()
+	b.once.Do(b.end)
 	return b.body.Close()
 }
 

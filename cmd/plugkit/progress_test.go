@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,6 +110,58 @@ func TestTransferProgress(t *testing.T) {
 		if strings.Contains(out.String(), " / ") {
 			t.Errorf("plugkit %v: the bar reached stdout: %q", c.args, out.String())
 		}
+	}
+}
+
+// TestProgressConcurrentTransfers: transfers under way at once (push's
+// config and layer, pull's) count on one bar, whose total is their sizes
+// added up, and which ends with the last of them; a transfer after them
+// starts a bar of its own.
+func TestProgressConcurrentTransfers(t *testing.T) {
+	cmd, errb := progressCmd(t, false)
+	progressDelay = 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("x"), map[string]int{"/v2/p/blobs/sha256:a": 1 << 10, "/v2/p/blobs/sha256:b": 2 << 10}[r.URL.Path]))
+	}))
+	defer srv.Close()
+	tr := &progressTransport{cmd: cmd, name: "pull"}
+	get := func(blob string) *http.Response {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, srv.URL+"/v2/p/blobs/sha256:"+blob, nil)
+		req.RequestURI = ""
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	a, b := get("a"), get("b")
+	if tr.open != 2 || tr.total != 3<<10 {
+		t.Errorf("two transfers under way: open %d, total %d", tr.open, tr.total)
+	}
+	io.Copy(io.Discard, a.Body)
+	if tr.bar.bar.Completed() {
+		t.Error("the bar completed when the first transfer was read")
+	}
+	io.Copy(io.Discard, b.Body)
+	time.Sleep(200 * time.Millisecond)
+	a.Body.Close()
+	a.Body.Close() // once only
+	if tr.bar == nil || tr.open != 1 {
+		t.Fatalf("the bar ended with a transfer under way (open %d)", tr.open)
+	}
+	b.Body.Close()
+	if tr.bar != nil || tr.open != 0 {
+		t.Fatalf("the bar outlived its transfers (open %d)", tr.open)
+	}
+	if out := errb.String(); !strings.Contains(out, "3.0 KiB / 3.0 KiB") || strings.Contains(out, "2.0 KiB / 2.0 KiB") {
+		t.Errorf("drawn: %q, want one bar of both transfers", out)
+	}
+	c := get("b")
+	io.Copy(io.Discard, c.Body)
+	c.Body.Close()
+	if tr.total != 2<<10 || tr.bar != nil {
+		t.Errorf("a later transfer: total %d, want a bar of its own", tr.total)
 	}
 }
 
