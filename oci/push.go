@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
@@ -20,13 +21,14 @@ type Target = oras.Target
 // manifest, tagged tag when tag is not empty, and returns the manifest's
 // descriptor. A reader never sees a manifest whose blobs are missing.
 func Push(ctx context.Context, dst Target, a *Artifact, tag string) (ocispec.Descriptor, error) {
-	for _, blob := range []struct {
-		desc ocispec.Descriptor
-		b    []byte
-	}{{a.ConfigDescriptor, a.Config}, {a.LayerDescriptor, a.Layer}} {
-		if err := pushIfMissing(ctx, dst, blob.desc, blob.b); err != nil {
-			return ocispec.Descriptor{}, err
-		}
+	// The two blobs travel at once, as oras push sends them: on a
+	// registry each is a HEAD, a POST and a PUT, and the config's three
+	// round trips then cost nothing beside the layer's.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return pushIfMissing(gctx, dst, a.ConfigDescriptor, a.Config) })
+	g.Go(func() error { return pushIfMissing(gctx, dst, a.LayerDescriptor, a.Layer) })
+	if err := g.Wait(); err != nil {
+		return ocispec.Descriptor{}, err
 	}
 	desc := a.Descriptor
 	if rp, ok := dst.(registry.ReferencePusher); ok && tag != "" {
