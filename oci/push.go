@@ -2,12 +2,13 @@ package oci
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
@@ -23,11 +24,21 @@ type Target = oras.Target
 func Push(ctx context.Context, dst Target, a *Artifact, tag string) (ocispec.Descriptor, error) {
 	// The two blobs travel at once, as oras push sends them: on a
 	// registry each is a HEAD, a POST and a PUT, and the config's three
-	// round trips then cost nothing beside the layer's.
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return pushIfMissing(gctx, dst, a.ConfigDescriptor, a.Config) })
-	g.Go(func() error { return pushIfMissing(gctx, dst, a.LayerDescriptor, a.Layer) })
-	if err := g.Wait(); err != nil {
+	// round trips then cost nothing beside the layer's. The error is the
+	// one of pushing them in turn: the config's first, and a config
+	// refused abandons the layer.
+	layerCtx, cancelLayer := context.WithCancel(ctx)
+	defer cancelLayer()
+	var cfgErr, layerErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if cfgErr = pushIfMissing(ctx, dst, a.ConfigDescriptor, a.Config); cfgErr != nil {
+			cancelLayer()
+		}
+	})
+	wg.Go(func() { layerErr = pushIfMissing(layerCtx, dst, a.LayerDescriptor, a.Layer) })
+	wg.Wait()
+	if err := cmp.Or(cfgErr, layerErr); err != nil {
 		return ocispec.Descriptor{}, err
 	}
 	desc := a.Descriptor
