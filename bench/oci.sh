@@ -11,10 +11,17 @@
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
 #           tar  vs  tar -cf of the same layout directory (disk speed), and that
 #           followed by sync -f (export syncs its file; tar does not), and how much of
-#           it is plugkit's start-up (plugkit version)
+#           it is plugkit's start-up (plugkit version); for 100 small plugins (20 files,
+#           60 KB: the fixed costs) and for 100 typical ones (where throughput shows)
 # for a typical plugin (50 files, about 600 KB) and a 30 MB one (2,000 files).
 # Each figure is the best of RUNS (default 5) interleaved runs; every push goes to a
 # fresh repository, so that blobs really travel. Every timed command must succeed.
+# Every pull or extraction writes a directory of its own, and nothing is deleted
+# until the end: on this machine's ext4 (no journal), creating a file skips every
+# inode of its group deleted in the last minute or more, so a tree made just after
+# 2,000 files were deleted costs what the deletions left behind, not its own
+# files (perf: recently_deleted). And a sync before each timed command (not
+# timed) leaves each durable variant only its own writes to flush.
 # Target (issue 9): plugkit adds at most 10% over the raw transfer; export at disk speed.
 # Needs bash, Go, docker-registry, oras (go install oras.land/oras/cmd/oras@v1.3.6), tar.
 set -euo pipefail
@@ -49,6 +56,7 @@ for _ in $(seq 100); do curl -fs "http://$host/v2/" >/dev/null && break; sleep 0
 best() {
 	local name=$1; shift
 	local real user sys
+	sync
 	{ TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>"$work/err"; } 2>"$work/time" || {
 		echo "bench/oci.sh: $name failed: $*" >&2; cat "$work/err" >&2; exit 1; }
 	read -r real user sys <"$work/time"
@@ -88,14 +96,14 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 				--config "$work/$1.config.json:application/vnd.colossus.agent-plugin.config.v1+json" \
 				"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip")
 	}
+	# pullx_cmd CASE DIR
 	pullx_cmd() {
-		rm -rf "$work/$1.px" && "$oras" pull --plain-http -o "$work/$1.px" "$pullrepo:1" &&
-			tar -xzf "$work/$1.px/bench.tar.gz" -C "$work/$1.px"
+		"$oras" pull --plain-http -o "$2" "$pullrepo:1" && tar -xzf "$2/bench.tar.gz" -C "$2"
 	}
 	# plugkit pull makes the tree durable (one syncfs before the rename):
 	# the same extraction, then the same flush.
-	pullxs_cmd() { pullx_cmd "$1" && sync -f "$work/$1.px"; }
-	mkdir -p "$work/$name.pp"
+	pullxs_cmd() { pullx_cmd "$1" "$2" && sync -f "$2"; }
+	mkdir -p "$work/$name.pp" "$work/out"
 	fresh "$name"
 	pullrepo=$repo # what the pulls read
 	"$work/plugkit" push "$src" "oci://$pullrepo:1" --plain-http >/dev/null
@@ -109,13 +117,12 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 			"$repo:1" "bench.tar.gz:application/vnd.colossus.agent-plugin.content.v1.tar+gzip"
 			echo "$raw_push $cpu_raw_push" >"$work/raw_push")
 		read -r raw_push cpu_raw_push <"$work/raw_push"
-		rm -rf "$work/$name.pulled" "$work/$name.oras"
-		best pk_pull "$work/plugkit" pull "oci://$pullrepo:1" "$work/$name.pulled" --plain-http
-		best raw_pull "$oras" pull --plain-http -o "$work/$name.oras" "$pullrepo:1"
+		best pk_pull "$work/plugkit" pull "oci://$pullrepo:1" "$work/out/$n.pulled" --plain-http
+		best raw_pull "$oras" pull --plain-http -o "$work/out/$n.oras" "$pullrepo:1"
 		fresh "$name"
 		best packpush packpush_cmd "$name" "$src"
-		best pullx pullx_cmd "$name"
-		best pullxs pullxs_cmd "$name"
+		best pullx pullx_cmd "$name" "$work/out/$n.px"
+		best pullxs pullxs_cmd "$name" "$work/out/$n.pxs"
 	done
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$raw_push" "$(ratio "$pk_push" "$raw_push")" "validate + pack + push vs oras push of the blobs"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" push "$pk_push" "$packpush" "$(ratio "$pk_push" "$packpush")" "plugkit push vs plugkit pack ($pk_pack s) + oras push; target <= 1.10"
@@ -126,30 +133,34 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "pull cpu" "$cpu_pk_pull" "$cpu_pullx" "$(ratio "$cpu_pk_pull" "$cpu_pullx")" "user+sys"
 done
 
-# Export: 100 plugins, each with a referrer, in one layout.
-lay="$work/many"
-digests=()
-for i in $(seq 100); do
-	"$work/archivebench" gen "$work/p$i" 20 60000
-	sed -i "s/\"name\":\"bench\"/\"name\":\"bench$i\"/" "$work/p$i/plugin.json"
-	d=$("$work/plugkit" push "$work/p$i" "oci-layout:$lay:p$i" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
-	echo "signature of bench$i" >"$work/sig$i.txt"
-	(cd "$work" && "$oras" attach --oci-layout --artifact-type application/vnd.example.signature "$lay@$d" "sig$i.txt" >/dev/null)
-	digests+=("oci-layout:$lay@$d")
+# Export: 100 plugins, each with a referrer, in one layout; CASE FILES BYTES per plugin.
+for spec in "100x 20 60000" "100x600K 50 600000"; do
+	read -r name files bytes <<<"$spec"
+	lay="$work/$name.many"
+	digests=()
+	for i in $(seq 100); do
+		p="$work/$name.p$i"
+		"$work/archivebench" gen "$p" "$files" "$bytes"
+		sed -i "s/\"name\":\"bench\"/\"name\":\"bench$i\"/" "$p/plugin.json"
+		d=$("$work/plugkit" push "$p" "oci-layout:$lay:p$i" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
+		echo "signature of bench$i" >"$work/sig$i.txt"
+		(cd "$work" && "$oras" attach --oci-layout --artifact-type application/vnd.example.signature "$lay@$d" "sig$i.txt" >/dev/null)
+		digests+=("oci-layout:$lay@$d")
+	done
+	unset pk_export raw_export rawsync_export cpu_pk_export cpu_raw_export cpu_rawsync_export pk_start cpu_pk_start
+	# export syncs its file before the rename; tar_cfs does the same flush.
+	tar_cfs() { tar -cf "$work/raw.tar" -C "$lay" . && sync -f "$work/raw.tar"; }
+	for _ in $(seq "$RUNS"); do
+		best pk_export "$work/plugkit" export "${digests[@]}" "$work/many.tar"
+		best raw_export tar -cf "$work/raw.tar" -C "$lay" .
+		best rawsync_export tar_cfs
+		best pk_start "$work/plugkit" version
+	done
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
+		"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" export "$pk_export" "$rawsync_export" "$(ratio "$pk_export" "$rawsync_export")" \
+		"vs tar -cf && sync -f, durable as export is"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "exp cpu" "$cpu_pk_export" "$cpu_raw_export" "$(ratio "$cpu_pk_export" "$cpu_raw_export")" "user+sys"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "start" "$pk_start" "$pk_export" "$(ratio "$pk_start" "$pk_export")" "of the export, plugkit's start-up (plugkit version; CPU $cpu_pk_start s)"
 done
-unset pk_export raw_export rawsync_export cpu_pk_export cpu_raw_export cpu_rawsync_export pk_start cpu_pk_start
-# export syncs its file before the rename; tar_cfs does the same flush.
-tar_cfs() { tar -cf "$work/raw.tar" -C "$lay" . && sync -f "$work/raw.tar"; }
-for _ in $(seq "$RUNS"); do
-	best pk_export "$work/plugkit" export "${digests[@]}" "$work/many.tar"
-	best raw_export tar -cf "$work/raw.tar" -C "$lay" .
-	best rawsync_export tar_cfs
-	best pk_start "$work/plugkit" version
-done
-printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$raw_export" "$(ratio "$pk_export" "$raw_export")" \
-	"$(stat -c %s "$work/many.tar") B tar with 100 referrers vs tar -cf of the layout (disk speed)"
-printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" export "$pk_export" "$rawsync_export" "$(ratio "$pk_export" "$rawsync_export")" \
-	"vs tar -cf && sync -f, durable as export is"
-printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" "exp cpu" "$cpu_pk_export" "$cpu_raw_export" "$(ratio "$cpu_pk_export" "$cpu_raw_export")" "user+sys"
-printf '%-8s %-7s %9s %9s %7s   %s\n' "100x" "start" "$pk_start" "$pk_export" "$(ratio "$pk_start" "$pk_export")" "of the export, plugkit's start-up (plugkit version; CPU $cpu_pk_start s)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
