@@ -21,7 +21,10 @@
 # inode of its group deleted in the last minute or more, so a tree made just after
 # 2,000 files were deleted costs what the deletions left behind, not its own
 # files (perf: recently_deleted). And a sync before each timed command (not
-# timed) leaves each durable variant only its own writes to flush.
+# timed) leaves each durable variant only its own writes to flush. For the same
+# reason a run started within minutes of another (whose clean-up deleted some
+# 45,000 files) pays for that clean-up in every pull and extraction: on this
+# machine, leave 6 minutes between runs.
 # Target (issue 9): plugkit adds at most 10% over the raw transfer; export at disk speed.
 # Needs bash, Go, docker-registry, oras (go install oras.land/oras/cmd/oras@v1.3.6), tar.
 set -euo pipefail
