@@ -135,7 +135,15 @@ func (q *publishQueue) run(db *DB, p *pendingPublish) {
 	q.leading = true
 	q.mu.Unlock()
 	if !lead {
-		<-p.signal
+		select {
+		case <-p.signal:
+		case <-p.ctx.Done():
+			if q.leave(p) {
+				p.err = p.ctx.Err()
+				return
+			}
+			<-p.signal // it is being written, or is to lead
+		}
 		if !p.lead {
 			return
 		}
@@ -164,6 +172,19 @@ func (q *publishQueue) run(db *DB, p *pendingPublish) {
 			close(m.signal)
 		}
 	}
+}
+
+// leave takes p out of the queue, unless it is being written or is to
+// lead the next group, and reports whether it did.
+func (q *publishQueue) leave(p *pendingPublish) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, p)
+	if i < 0 || p.lead {
+		return false
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	return true
 }
 
 // publishGroup writes group and sets each member's results. A publish

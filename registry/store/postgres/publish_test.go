@@ -125,7 +125,8 @@ func TestPublishGroupIsolatesErrors(t *testing.T) {
 // TestConcurrentPublishesShareATransaction: publishes that arrive while a
 // group is being written (here held up by another transaction's lock on
 // its plugin) are written together once it is done, whatever their
-// plugins, and each caller gets its own outcome.
+// plugins, and each caller gets its own outcome; one whose context ends
+// while it waits returns at once and is not written.
 func TestConcurrentPublishesShareATransaction(t *testing.T) {
 	pg := cluster(t)
 	db := openTest(t, pg)
@@ -169,6 +170,19 @@ func TestConcurrentPublishesShareATransaction(t *testing.T) {
 		go publish(name, i+1)
 	}
 	waitFor("queue of 5", func(q *publishQueue) bool { return len(q.waiting) == len(names) })
+	// A waiting publish whose context ends leaves at once, unwritten.
+	gone, cancel := context.WithCancel(ctx)
+	left := make(chan error, 1)
+	go func() {
+		_, _, err := db.Publish(gone, storetest.NewRelease(alice, "gone", "1.0.0", storetest.Digest(9), "stable"))
+		left <- err
+	}()
+	waitFor("queue of 6", func(q *publishQueue) bool { return len(q.waiting) == len(names)+1 })
+	cancel()
+	if err := within(t, left, 10*time.Second, "return of the cancelled publish"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled publish: %v", err)
+	}
+	waitFor("queue of 5 again", func(q *publishQueue) bool { return len(q.waiting) == len(names) })
 	if err := holder.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +193,9 @@ func TestConcurrentPublishesShareATransaction(t *testing.T) {
 	}
 	if n := transactions(t, db, names...); n != 1 {
 		t.Errorf("the %d publishes that waited were written in %d transactions, want 1", len(names), n)
+	}
+	if _, err := db.Release(ctx, "gone@1.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the cancelled publish was written: %v", err)
 	}
 	if n := transactions(t, db, append(names, "first")...); n != 2 {
 		t.Errorf("%d transactions in all, want 2", n)
