@@ -33,8 +33,9 @@ import (
 
 // DB is a store.Store in a PostgreSQL database.
 type DB struct {
-	pool *pgxpool.Pool
-	cfg  *pgx.ConnConfig // for the LISTEN connection of Watch
+	pool      *pgxpool.Pool
+	cfg       *pgx.ConnConfig // for the LISTEN connection of Watch
+	publishes publishQueue
 }
 
 var (

@@ -2,10 +2,15 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
@@ -66,59 +71,232 @@ const publishSQL = `WITH facts AS (
 		COALESCE(r.digest, ''), COALESCE(r.size, 0), COALESCE(r.yanked, false), COALESCE(r.published_at, 0)
 	FROM facts f LEFT JOIN releases r ON r.id = $4`
 
-// Publish implements store.Store: two statements sent at once, which run
-// in one implicit transaction (committed at the batch's end, rolled back
-// whole on any error): the plugin's lock, then publishSQL.
+// Publish implements store.Store. Publishes that arrive while others are
+// being written are written together, as one group (see publishQueue):
+// one round trip, one commit and one notification for the group.
 func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Release, bool, error) {
-	r := nr.Release
-	now := time.Now().UnixNano()
+	if err := ctx.Err(); err != nil {
+		return distribution.Release{}, false, err
+	}
+	p := &pendingPublish{ctx: ctx, nr: nr, now: time.Now().UnixNano(), signal: make(chan struct{})}
+	db.publishes.run(db, p)
+	if p.err != nil {
+		return distribution.Release{}, false, p.err
+	}
+	return p.judge()
+}
+
+// maxPublishGroup bounds the publishes written in one transaction.
+const maxPublishGroup = 32
+
+// publishQueue groups concurrent publishes. A publish's share of the
+// database work is mostly per transaction, not per row: the round trip
+// that wakes both processes, the commit's WAL flush, and the notification,
+// which wakes every replica and its PostgreSQL backend. The flush is not
+// shared between publishes otherwise, since notifying commits are
+// serialised by PostgreSQL through their flush. So the publishes that
+// arrive while a group is being written wait for it and then go together,
+// as one transaction of their statements: PostgreSQL delivers a
+// transaction's identical notifications once, at its commit. A publish
+// that finds no group running goes alone at once, so grouping adds no
+// wait of its own.
+//
+// One group is written at a time; its leader is one of the waiting
+// publishes, which hands the lead to the oldest waiting one when its group
+// is done, so that no caller writes the groups of others for long.
+type publishQueue struct {
+	mu      sync.Mutex
+	waiting []*pendingPublish
+	leading bool // a group is being written, or its leader is being woken
+}
+
+// pendingPublish is one publish in publishQueue.
+type pendingPublish struct {
+	ctx context.Context
+	nr  store.NewRelease
+	now int64
+	// signal is closed when the publish is written (its results are set)
+	// or, with lead set, when it is to write the next group.
+	signal chan struct{}
+	lead   bool
+
+	// The results: err, or the facts publishSQL returned.
+	err                                 error
+	written, found, owner, channelKnown bool
+	releases, channels                  int
+	old                                 distribution.Release
+}
+
+// run writes p, in a group, and returns when its results are set.
+func (q *publishQueue) run(db *DB, p *pendingPublish) {
+	q.mu.Lock()
+	q.waiting = append(q.waiting, p)
+	lead := !q.leading
+	q.leading = true
+	q.mu.Unlock()
+	if !lead {
+		select {
+		case <-p.signal:
+		case <-p.ctx.Done():
+			if q.leave(p) {
+				p.err = p.ctx.Err()
+				return
+			}
+			<-p.signal // it is being written, or is to lead
+		}
+		if !p.lead {
+			return
+		}
+	}
+	// Lead: p is the oldest waiting, so its group holds it.
+	q.mu.Lock()
+	n := min(len(q.waiting), maxPublishGroup)
+	group := q.waiting[:n:n]
+	q.waiting = q.waiting[n:]
+	q.mu.Unlock()
+
+	db.publishGroup(group)
+
+	q.mu.Lock()
+	if len(q.waiting) > 0 {
+		next := q.waiting[0]
+		next.lead = true
+		close(next.signal)
+	} else {
+		q.leading = false
+		q.waiting = nil // let the old backing array go
+	}
+	q.mu.Unlock()
+	for _, m := range group {
+		if m != p {
+			close(m.signal)
+		}
+	}
+}
+
+// leave takes p out of the queue, unless it is being written or is to
+// lead the next group, and reports whether it did.
+func (q *publishQueue) leave(p *pendingPublish) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, p)
+	if i < 0 || p.lead {
+		return false
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	return true
+}
+
+// publishGroup writes group and sets each member's results. A publish
+// whose context has ended before it is sent is left out with its error.
+// The group is written with a context that ends when every member's has:
+// a member whose client has gone may then still be written, as one whose
+// commit was under way.
+func (db *DB) publishGroup(group []*pendingPublish) {
+	live := group[:0:0]
+	for _, p := range group {
+		if p.err = p.ctx.Err(); p.err == nil {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(live[0].ctx))
+	defer cancel()
+	var waiting atomic.Int32
+	waiting.Store(int32(len(live)))
+	for _, p := range live {
+		stop := context.AfterFunc(p.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+
+	err := db.publishBatch(ctx, live)
+	var pgErr *pgconn.PgError
+	if len(live) > 1 && errors.As(err, &pgErr) {
+		// The server refused a statement and rolled the group back:
+		// nothing of it is written. Alone, each publish gets its own
+		// outcome, and only the faulty one its error.
+		for _, p := range live {
+			p.err = db.publishBatch(ctx, []*pendingPublish{p})
+		}
+		return
+	}
+	for _, p := range live {
+		p.err = err
+	}
+}
+
+// publishBatch writes publishes in one implicit transaction (one batch,
+// committed at its end, rolled back whole on any error): the locks of
+// their plugins in ascending order of key, so that two groups cannot
+// deadlock, then publishSQL for each in order. Each statement sees the
+// writes of those before it, so the group has the outcomes of the same
+// publishes made one after the other.
+func (db *DB) publishBatch(ctx context.Context, ps []*pendingPublish) error {
+	keys := make([]int64, len(ps))
+	for i, p := range ps {
+		keys[i] = lockKey("plugin", p.nr.Release.PluginID)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	var b pgx.Batch
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, lockKey("plugin", r.PluginID))
-	b.Queue(publishSQL, r.PluginID, nr.By.Identity, nr.Channel, r.ID, nr.By.Admin, nr.MaxReleases, nr.MaxChannels,
-		nr.Name, r.Description, now, r.Version, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano(),
-		changesChannel, string(store.ChangeCatalog))
-	var written, found, owner, channelKnown bool
-	var releases, channels int
-	var old distribution.Release
-	err := func() error {
-		br := db.pool.SendBatch(ctx, &b)
-		defer br.Close()
+	for _, k := range keys {
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
+	}
+	for _, p := range ps {
+		nr, r := p.nr, p.nr.Release
+		b.Queue(publishSQL, r.PluginID, nr.By.Identity, nr.Channel, r.ID, nr.By.Admin, nr.MaxReleases, nr.MaxChannels,
+			nr.Name, r.Description, p.now, r.Version, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano(),
+			changesChannel, string(store.ChangeCatalog))
+	}
+	br := db.pool.SendBatch(ctx, &b)
+	defer br.Close()
+	for range keys {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
+	}
+	for _, p := range ps {
 		var err error
-		old, err = store.ScanRelease(br.QueryRow(), &written, &found, &owner, &releases, &channelKnown, &channels)
+		p.old, err = store.ScanRelease(br.QueryRow(), &p.written, &p.found, &p.owner, &p.releases, &p.channelKnown, &p.channels)
 		if err != nil {
 			return err
 		}
-		return br.Close()
-	}()
-	if err != nil {
-		return distribution.Release{}, false, err
 	}
+	return br.Close()
+}
 
+// judge decides a written publish again, in Go, from the facts publishSQL
+// returned, and reports its outcome.
+func (p *pendingPublish) judge() (distribution.Release, bool, error) {
+	nr, r := p.nr, p.nr.Release
 	lookupErr := error(nil)
-	if old.ID == "" { // release IDs are never empty
+	if p.old.ID == "" { // release IDs are never empty
 		lookupErr = store.ErrNotFound
 	}
-	created, err := store.JudgePublish(old, lookupErr, r.ArtifactDigest)
+	created, err := store.JudgePublish(p.old, lookupErr, r.ArtifactDigest)
 	switch {
-	case found && !owner && !nr.By.Admin:
+	case p.found && !p.owner && !nr.By.Admin:
 		err = store.ErrNotOwner
 	case err != nil:
-	case created && nr.MaxReleases > 0 && releases >= nr.MaxReleases:
+	case created && nr.MaxReleases > 0 && p.releases >= nr.MaxReleases:
 		err = &store.QuotaError{Quota: "releases", Max: nr.MaxReleases}
-	case !channelKnown && nr.MaxChannels > 0 && channels >= nr.MaxChannels:
+	case !p.channelKnown && nr.MaxChannels > 0 && p.channels >= nr.MaxChannels:
 		err = &store.QuotaError{Quota: "channels", Max: nr.MaxChannels}
 	}
-	if written != (err == nil) {
-		return distribution.Release{}, false, fmt.Errorf("postgres: publish of %s: the database wrote %v, the check says %v", r.ID, written, err)
+	if p.written != (err == nil) {
+		return distribution.Release{}, false, fmt.Errorf("postgres: publish of %s: the database wrote %v, the check says %v", r.ID, p.written, err)
 	}
 	if err != nil {
 		return distribution.Release{}, false, err
 	}
 	if !created {
-		return old, false, nil
+		return p.old, false, nil
 	}
 	stored := r
 	stored.Yanked = false
