@@ -11,7 +11,11 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-func init() { verbs = append(verbs, newVersionCmd) }
+func init() {
+	verbs = append(verbs, newVersionCmd)
+	// --version's text (see newRootCmd's version template).
+	cobra.AddTemplateFunc("plugkitVersionText", func() string { return buildVersion().text() })
+}
 
 // versionInfo is what plugkit knows about its own build, and the --json
 // document of plugkit version. Its field names are a stable interface.
