@@ -77,12 +77,7 @@ func TestPointLookupsBindEmptyText(t *testing.T) {
 // is visible to the very next lookup: nothing is cached.
 func TestPointLookupsSeeOtherProcessesWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "registry.db")
-	reader, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader, path := openTestPath(t)
 	writer, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -174,12 +169,7 @@ func TestPointLookupsAfterClose(t *testing.T) {
 // that waits for nothing) can copy the whole WAL and truncate it.
 func TestHeldLookupEnds(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "registry.db")
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openTestPath(t)
 	r := storetest.NewRelease(store.Actor{Identity: "alice"}, "p", "1.0.0", storetest.Digest(1), "stable")
 	if _, _, err := db.Publish(ctx, r); err != nil {
 		t.Fatal(err)
@@ -215,12 +205,7 @@ func TestHeldLookupEnds(t *testing.T) {
 // checkpoints as in any WAL database, with or without holding.)
 func TestHeldLookupLetsCheckpointsThrough(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "registry.db")
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openTestPath(t)
 	// Checkpoint after every 8 pages rather than 1000, to need few publishes.
 	if _, err := db.w.Exec(`PRAGMA wal_autocheckpoint = 8`); err != nil {
 		t.Fatal(err)
