@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -75,12 +77,7 @@ func TestPointLookupsBindEmptyText(t *testing.T) {
 // is visible to the very next lookup: nothing is cached.
 func TestPointLookupsSeeOtherProcessesWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "registry.db")
-	reader, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
+	reader, path := openTestPath(t)
 	writer, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -164,5 +161,89 @@ func TestPointLookupsAfterClose(t *testing.T) {
 	}
 	if _, err := db.HasArtifact(context.Background(), storetest.Digest(1)); !errors.Is(err, errClosed) {
 		t.Fatalf("HasArtifact after Close: %v", err)
+	}
+}
+
+// TestHeldLookupEnds: the read transaction a lookup leaves held ends once
+// lookups stop, so that a checkpoint from another connection (here one
+// that waits for nothing) can copy the whole WAL and truncate it.
+func TestHeldLookupEnds(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTestPath(t)
+	r := storetest.NewRelease(store.Actor{Identity: "alice"}, "p", "1.0.0", storetest.Digest(1), "stable")
+	if _, _, err := db.Publish(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Channel(ctx, "p", "stable"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var busy, log, done int
+		if err := other.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done); err != nil {
+			t.Fatal(err)
+		}
+		if busy == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a lookup's read transaction still blocks a checkpoint 5 s after the lookup")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHeldLookupLetsCheckpointsThrough: while lookups come more often than
+// a held transaction lingers, the checkpoints after this process's commits
+// still copy the whole WAL, so that it is reused from its start instead of
+// growing with every publish. (Lookups without any pause would starve the
+// checkpoints as in any WAL database, with or without holding.)
+func TestHeldLookupLetsCheckpointsThrough(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTestPath(t)
+	// Checkpoint after every 8 pages rather than 1000, to need few publishes.
+	if _, err := db.w.Exec(`PRAGMA wal_autocheckpoint = 8`); err != nil {
+		t.Fatal(err)
+	}
+	by := store.Actor{Identity: "alice"}
+	if _, _, err := db.Publish(ctx, storetest.NewRelease(by, "p", "1.0.0", storetest.Digest(0), "stable")); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := db.Channel(ctx, "p", "stable"); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(linger / 10)
+		}
+	})
+	const publishes = 200
+	for v := range publishes {
+		if _, _, err := db.Publish(ctx, storetest.NewRelease(by, "q", fmt.Sprintf("1.0.%d", v), storetest.Digest(1+v), "stable")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without checkpoints, each publish adds some pages of 4 KiB.
+	if limit := int64(256 << 10); fi.Size() > limit {
+		t.Fatalf("WAL is %d bytes after %d publishes under lookups; want <= %d", fi.Size(), publishes, limit)
 	}
 }

@@ -223,8 +223,12 @@ func (db *DB) read(ctx context.Context, f func(*sql.Tx) error) error {
 	return f(tx)
 }
 
-// inTx runs f in a write transaction and commits it, or rolls back on error.
+// inTx runs f in a write transaction and commits it, or rolls back on
+// error. Every write of the store goes through it, so that no point
+// lookup's transaction is held across a commit (pointPool.beginWrite).
 func (db *DB) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	db.p.beginWrite()
+	defer db.p.endWrite()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

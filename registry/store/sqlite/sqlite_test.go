@@ -13,12 +13,21 @@ import (
 
 func openTest(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(filepath.Join(t.TempDir(), "registry.db"))
+	db, _ := openTestPath(t)
+	return db
+}
+
+// openTestPath opens a new database and also returns its path, for tests
+// that open it a second time.
+func openTestPath(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	db, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db
+	return db, path
 }
 
 func TestConformance(t *testing.T) {
