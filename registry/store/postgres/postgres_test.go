@@ -149,6 +149,16 @@ func watch(t *testing.T, db *DB) *watchEvents {
 	return w
 }
 
+// watchUp is watch, once the LISTEN connection is up.
+func watchUp(t *testing.T, db *DB) *watchEvents {
+	t.Helper()
+	w := watch(t, db)
+	if !within(t, w.states, 10*time.Second, "up") {
+		t.Fatal("first state is down")
+	}
+	return w
+}
+
 func within[T any](t *testing.T, c chan T, d time.Duration, what string) T {
 	t.Helper()
 	select {
@@ -177,10 +187,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	w := watch(t, b)
-	if !within(t, w.states, 10*time.Second, "up") {
-		t.Fatal("first state is down")
-	}
+	w := watchUp(t, b)
 	alice := store.Actor{Identity: "alice"}
 	if _, _, err := a.Publish(ctx, storetest.NewRelease(alice, "demo", "1.0.0", storetest.Digest(1), "stable")); err != nil {
 		t.Fatal(err)

@@ -36,10 +36,7 @@ func TestPublishGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	w := watch(t, other)
-	if !within(t, w.states, 10*time.Second, "up") {
-		t.Fatal("first state is down")
-	}
+	w := watchUp(t, other)
 	alice, bob := store.Actor{Identity: "alice"}, store.Actor{Identity: "bob"}
 	d := storetest.Digest
 	quota := storetest.NewRelease(alice, "g", "3.0.0", d(3), "stable")
