@@ -34,7 +34,7 @@ var percent = debug.SetGCPercent(-1)
 
 // Restore turns the collector back on. Until the first collection it runs
 // at twice the user's setting; the collection gives it back (see
-// firstCollection), unless a verb has chosen its own setting meanwhile
+// giveBack), unless a verb has chosen its own setting meanwhile
 // (the gateway does), which then stays.
 func Restore() {
 	if percent <= 0 {
@@ -42,7 +42,14 @@ func Restore() {
 		return
 	}
 	debug.SetGCPercent(2 * percent)
-	firstCollection(giveBack)
+	// A cleanup on an object nothing refers to runs after the cycle that
+	// frees it. The object holds a pointer so that the tiny allocator,
+	// whose blocks may outlive it, does not take it.
+	type sentinel struct {
+		_ *int
+		_ [16]byte
+	}
+	runtime.AddCleanup(new(sentinel), func(struct{}) { giveBack() }, struct{}{})
 }
 
 // giveBack sets the user's setting again, unless the one in force is no
@@ -51,16 +58,4 @@ func giveBack() {
 	if p := debug.SetGCPercent(percent); p != 2*percent {
 		debug.SetGCPercent(p)
 	}
-}
-
-// firstCollection calls f once the next collection has run: a cleanup
-// on an object nothing refers to runs after the cycle that frees it. The
-// object holds a pointer so that the tiny allocator, whose blocks may
-// outlive it, does not take it.
-func firstCollection(f func()) {
-	type sentinel struct {
-		_ *int
-		_ [16]byte
-	}
-	runtime.AddCleanup(new(sentinel), func(struct{}) { f() }, struct{}{})
 }
