@@ -22,6 +22,7 @@
 #   5. the first catalog page of a 50,000-plugin catalog (target: 20 ms).
 #
 # Usage: bench/replicas.sh [DURATION] [CONNECTIONS]   (default 10s, 16 per replica)
+# SECTIONS="3" (say) runs only the sections listed (default: "1 2 3 4 5").
 # Needs wrk, PostgreSQL 15 server programs, runuser (as root) and versitygw
 # (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0); installs
 # wrk and postgresql with apt-get when missing. Everything listens on
@@ -33,6 +34,12 @@ DURATION=${1:-10s}
 CONNS=${2:-16}
 PLUGINS=${PLUGINS:-50000}
 PUBLISH_ROUNDS=${PUBLISH_ROUNDS:-5}
+SECTIONS=${SECTIONS:-1 2 3 4 5}
+for s in $SECTIONS; do
+	case $s in [1-5]) ;; *) echo "bench: SECTIONS: no section $s (want numbers from 1 to 5)" >&2; exit 2 ;; esac
+done
+# section N: whether section N is to run.
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/plugkit-replicas-bench.XXXXXX)
 chmod 755 "$WORK"
@@ -133,6 +140,7 @@ bench() {
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+if section 1; then
 echo
 echo "== 1. resolve on two replicas (PostgreSQL), wrk -t1 -c$CONNS -d$DURATION on each at once"
 RES="/plugin-protocol/v1/resolve?plugin_id=small&channel=stable"
@@ -143,7 +151,9 @@ WB=$!
 wait $WA $WB
 cat "$WORK/ra" "$WORK/rb"
 awk '{s += $(NF-4)} END {printf "%-44s %10.0f req/s in total (target 10,000; p99 target 10 ms)\n", "both replicas", s}' "$WORK/ra" "$WORK/rb"
+fi
 
+if section 2; then
 echo
 echo "== 2. artifact downloads, 500 KB"
 bench "directory backend, streamed" "$URL_d/plugin-protocol/v1/artifacts/$D_SMALL"
@@ -158,7 +168,9 @@ for pair in "500 KB:$D_SMALL" "10 MB:$D_LARGE"; do
 	awk -v l="$label" -v t=$((after - before)) -v n="$reqs" -v hz="$(getconf CLK_TCK)" \
 		'BEGIN {printf "--blobs-redirect %-7s %9d redirects, server CPU %.1f us per download\n", l, n, t / hz / n * 1e6}'
 done
+fi
 
+if section 3; then
 echo
 echo "== 3. publish throughput (200 publishes of distinct plugins, 8 at a time, $PUBLISH_ROUNDS rounds alternating)"
 # One run moves with the machine's load by more than the difference
@@ -208,11 +220,15 @@ done
 SQ=$(col sq 1) PS=$(col ps 1) PD=$(col pd 1)
 awk -v p="$PS" -v s="$SQ" 'BEGIN {printf "PostgreSQL/SQLite, own database:    %.2fx (target >= 1): %s\n", p / s, (p >= s ? "met" : "MISSED")}'
 awk -v p="$PD" -v s="$SQ" 'BEGIN {printf "PostgreSQL/SQLite, shared database: %.2fx (4 more replicas woken per commit)\n", p / s}'
+fi
 
+if section 4; then
 echo
 echo "== 4. propagation of a change from replica A to replica B"
 "$WORK/replicabench" propagate "$URL_a" "$URL_b" 200
+fi
 
+if section 5; then
 echo
 echo "== 5. first catalog page of $PLUGINS plugins"
 CATDB="postgres://postgres@127.0.0.1:$PGPORT/catalog?sslmode=disable"
@@ -223,6 +239,7 @@ printf '%-12s ' "PostgreSQL:"; "$WORK/replicabench" latency "$URL_c" 200
 "$WORK/replicabench" seed-sqlite "$WORK/catalog-sqlite" "$PLUGINS"
 serve cs --data "$WORK/catalog-sqlite"
 printf '%-12s ' "SQLite:"; "$WORK/replicabench" latency "$URL_cs" 200
+fi
 
 echo
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
