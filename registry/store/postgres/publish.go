@@ -101,42 +101,30 @@ const maxPublishGroup = 32
 // that finds no group running goes alone at once, so grouping adds no
 // wait of its own.
 //
-// Owners, which the server calls before every publish (to refuse a
-// non-owner before it writes a blob), goes through the queue too, as a
-// read: one that arrives while a group is being written goes with the next
-// group, instead of a round trip of its own, which costs both processes
-// about as much CPU as the share of a group's round trip and commit that
-// a publish pays. It answers once that group is done.
-//
 // One group is written at a time; its leader is one of the waiting
-// publishes or reads, which hands the lead to the oldest waiting one when
-// its group is done, so that no caller writes the groups of others for
-// long.
+// publishes, which hands the lead to the oldest waiting one when its group
+// is done, so that no caller writes the groups of others for long.
 type publishQueue struct {
 	mu      sync.Mutex
 	waiting []*pendingPublish
 	leading bool // a group is being written, or its leader is being woken
 }
 
-// pendingPublish is one publish in publishQueue or, with read set, one
-// Owners read of the plugin nr.Release.PluginID.
+// pendingPublish is one publish in publishQueue.
 type pendingPublish struct {
-	ctx  context.Context
-	nr   store.NewRelease
-	now  int64
-	read bool
+	ctx context.Context
+	nr  store.NewRelease
+	now int64
 	// signal is closed when the publish is written (its results are set)
 	// or, with lead set, when it is to write the next group.
 	signal chan struct{}
 	lead   bool
 
-	// The results: err, or the facts publishSQL returned; for a read,
-	// found and owners.
+	// The results: err, or the facts publishSQL returned.
 	err                                 error
 	written, found, owner, channelKnown bool
 	releases, channels                  int
 	old                                 distribution.Release
-	owners                              []string
 }
 
 // run writes p, in a group, and returns when its results are set.
@@ -244,33 +232,23 @@ func (db *DB) publishGroup(group []*pendingPublish) {
 }
 
 // publishBatch writes publishes in one implicit transaction (one batch,
-// committed at its end, rolled back whole on any error): first the reads,
-// which take no lock and so never wait for a plugin's; then the locks of
-// the publishes' plugins in ascending order of key, so that two groups
-// cannot deadlock; then publishSQL for each publish in order. Each
-// statement sees the writes of those before it, so the group has the
-// outcomes of the same publishes made one after the other.
+// committed at its end, rolled back whole on any error): the locks of
+// their plugins in ascending order of key, so that two groups cannot
+// deadlock, then publishSQL for each in order. Each statement sees the
+// writes of those before it, so the group has the outcomes of the same
+// publishes made one after the other.
 func (db *DB) publishBatch(ctx context.Context, ps []*pendingPublish) error {
-	var reads, writes []*pendingPublish
-	var keys []int64
-	for _, p := range ps {
-		if p.read {
-			reads = append(reads, p)
-		} else {
-			writes = append(writes, p)
-			keys = append(keys, lockKey("plugin", p.nr.Release.PluginID))
-		}
+	keys := make([]int64, len(ps))
+	for i, p := range ps {
+		keys[i] = lockKey("plugin", p.nr.Release.PluginID)
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	var b pgx.Batch
-	for _, p := range reads {
-		b.Queue(ownersReadSQL, p.nr.Release.PluginID)
-	}
 	for _, k := range keys {
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
 	}
-	for _, p := range writes {
+	for _, p := range ps {
 		nr, r := p.nr, p.nr.Release
 		b.Queue(publishSQL, r.PluginID, nr.By.Identity, nr.Channel, r.ID, nr.By.Admin, nr.MaxReleases, nr.MaxChannels,
 			nr.Name, r.Description, p.now, r.Version, r.ArtifactDigest, r.Size, r.PublishedAt.UnixNano(),
@@ -278,17 +256,12 @@ func (db *DB) publishBatch(ctx context.Context, ps []*pendingPublish) error {
 	}
 	br := db.pool.SendBatch(ctx, &b)
 	defer br.Close()
-	for _, p := range reads {
-		if err := br.QueryRow().Scan(&p.found, &p.owners); err != nil {
-			return err
-		}
-	}
 	for range keys {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
 	}
-	for _, p := range writes {
+	for _, p := range ps {
 		var err error
 		p.old, err = store.ScanRelease(br.QueryRow(), &p.written, &p.found, &p.owner, &p.releases, &p.channelKnown, &p.channels)
 		if err != nil {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -92,25 +91,9 @@ func TestPublishGroup(t *testing.T) {
 	}
 }
 
-// waitQueue waits up to 10 s for db's publish queue to be as ok says.
-func waitQueue(t *testing.T, db *DB, what string, ok func(q *publishQueue) bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		db.publishes.mu.Lock()
-		done := ok(&db.publishes)
-		db.publishes.mu.Unlock()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 10s", what)
-		}
-	}
-}
-
 // TestPublishGroupIsolatesErrors: a publish the server refuses rolls its
-// group back; each of the others, and each read, is then made alone, and
-// only the faulty one fails.
+// group back; each of the others is then written alone, and only the
+// faulty one fails.
 func TestPublishGroupIsolatesErrors(t *testing.T) {
 	db := openTest(t, cluster(t))
 	alice := store.Actor{Identity: "alice"}
@@ -120,18 +103,13 @@ func TestPublishGroupIsolatesErrors(t *testing.T) {
 		{ctx: context.Background(), nr: storetest.NewRelease(alice, "good1", "1.0.0", storetest.Digest(1), "stable")},
 		{ctx: context.Background(), nr: bad},
 		{ctx: context.Background(), nr: storetest.NewRelease(alice, "good2", "1.0.0", storetest.Digest(3), "stable")},
-		{ctx: context.Background(), read: true},
 	}
-	group[3].nr.Release.PluginID = "good1"
 	db.publishGroup(group)
-	if r := group[3]; r.err != nil || !r.found || !slices.Equal(r.owners, []string{"alice"}) {
-		t.Errorf("the read of good1, made alone after it: found %v, owners %v, %v", r.found, r.owners, r.err)
-	}
 	var pgErr *pgconn.PgError
 	if !errors.As(group[1].err, &pgErr) {
 		t.Errorf("the faulty publish: %v, want the server's error", group[1].err)
 	}
-	for _, i := range []int{0, 2} { // the publishes
+	for _, i := range []int{0, 2} {
 		if _, created, err := group[i].judge(); group[i].err != nil || err != nil || !created {
 			t.Errorf("%s: created %v, %v %v", group[i].nr.Release.ID, created, group[i].err, err)
 		}
@@ -171,7 +149,17 @@ func TestConcurrentPublishesShareATransaction(t *testing.T) {
 	go publish("first", 0)
 	waitFor := func(what string, ok func(q *publishQueue) bool) {
 		t.Helper()
-		waitQueue(t, db, what, ok)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			db.publishes.mu.Lock()
+			done := ok(&db.publishes)
+			db.publishes.mu.Unlock()
+			if done {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 10s", what)
+			}
+		}
 	}
 	waitFor("leader", func(q *publishQueue) bool { return q.leading && len(q.waiting) == 0 })
 	names := []string{"second", "third", "fourth", "fifth", "sixth"}
@@ -208,96 +196,5 @@ func TestConcurrentPublishesShareATransaction(t *testing.T) {
 	}
 	if n := transactions(t, db, append(names, "first")...); n != 2 {
 		t.Errorf("%d transactions in all, want 2", n)
-	}
-}
-
-// TestOwnersGoWithTheNextGroup: an Owners call that arrives while a group
-// is being written waits for it and goes with the next group, where it
-// reads before that group's writes; one whose context ends while it
-// waits returns at once; and a read takes no plugin lock, so that it never
-// waits for another replica's write to the plugin.
-func TestOwnersGoWithTheNextGroup(t *testing.T) {
-	db := openTest(t, cluster(t))
-	ctx := context.Background()
-	alice := store.Actor{Identity: "alice"}
-	if _, _, err := db.Publish(ctx, storetest.NewRelease(alice, "known", "1.0.0", storetest.Digest(1), "stable")); err != nil {
-		t.Fatal(err)
-	}
-	holder, err := db.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback(ctx)
-	for _, plugin := range []string{"first", "known"} {
-		if _, err := holder.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("plugin", plugin)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Alone, a read goes at once, and past the lock held on its plugin.
-	alone, cancel := context.WithTimeout(ctx, 10*time.Second)
-	owners, err := db.Owners(alone, "known")
-	cancel()
-	if err != nil || !slices.Equal(owners, []string{"alice"}) {
-		t.Fatalf("owners of known, while it is locked: %v, %v", owners, err)
-	}
-
-	type answer struct {
-		owners []string
-		err    error
-	}
-	read := func(ctx context.Context, plugin string) chan answer {
-		c := make(chan answer, 1)
-		go func() {
-			owners, err := db.Owners(ctx, plugin)
-			c <- answer{owners, err}
-		}()
-		return c
-	}
-	published := make(chan error, 2)
-	publish := func(plugin string, n int) {
-		_, created, err := db.Publish(ctx, storetest.NewRelease(alice, plugin, "1.0.0", storetest.Digest(n), "stable"))
-		if err == nil && !created {
-			err = errors.New(plugin + " not created")
-		}
-		published <- err
-	}
-	go publish("first", 2) // leads, and waits for the holder's lock
-	waitQueue(t, db, "leader", func(q *publishQueue) bool { return q.leading && len(q.waiting) == 0 })
-	known := read(ctx, "known")
-	waitQueue(t, db, "queue of 1", func(q *publishQueue) bool { return len(q.waiting) == 1 })
-	go publish("new", 3)
-	waitQueue(t, db, "queue of 2", func(q *publishQueue) bool { return len(q.waiting) == 2 })
-	fresh := read(ctx, "new")
-	gone, cancel := context.WithCancel(ctx)
-	left := read(gone, "known")
-	waitQueue(t, db, "queue of 4", func(q *publishQueue) bool { return len(q.waiting) == 4 })
-	cancel()
-	if a := within(t, left, 10*time.Second, "return of the cancelled read"); !errors.Is(a.err, context.Canceled) {
-		t.Errorf("cancelled read: %v, %v", a.owners, a.err)
-	}
-	waitQueue(t, db, "queue of 3 again", func(q *publishQueue) bool { return len(q.waiting) == 3 })
-	select {
-	case a := <-known:
-		t.Fatalf("a read answered while a group was being written: %v, %v", a.owners, a.err)
-	default:
-	}
-
-	if err := holder.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if err := within(t, published, 10*time.Second, "publish"); err != nil {
-			t.Error(err)
-		}
-	}
-	if a := within(t, known, 10*time.Second, "owners of known"); a.err != nil || !slices.Equal(a.owners, []string{"alice"}) {
-		t.Errorf("owners of known: %v, %v", a.owners, a.err)
-	}
-	// The read of new went before the publish of new in their group.
-	if a := within(t, fresh, 10*time.Second, "owners of new"); !errors.Is(a.err, store.ErrNotFound) {
-		t.Errorf("owners of new, read in the group that creates it: %v, %v; want ErrNotFound", a.owners, a.err)
-	}
-	if owners, err := db.Owners(ctx, "new"); err != nil || !slices.Equal(owners, []string{"alice"}) {
-		t.Errorf("owners of new after its group: %v, %v", owners, err)
 	}
 }
