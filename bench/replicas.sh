@@ -23,6 +23,13 @@
 #
 # Usage: bench/replicas.sh [DURATION] [CONNECTIONS]   (default 10s, 16 per replica)
 # SECTIONS="3" (say) runs only the sections listed (default: "1 2 3 4 5").
+# Publish (section 3) creates and deletes files (spool, blob) in each
+# server's directory, and this machine's ext4 (no journal) makes creating a
+# file skip every inode of its group deleted in the last minute or more
+# (perf: recently_deleted). A run started a minute after another's clean-up
+# spent 42-48% of each publishing server's CPU samples there, SQLite's and
+# PostgreSQL's alike, and the share differs between the servers' directories
+# from run to run: leave 6 minutes between runs, as for bench/oci.sh.
 # Needs wrk, PostgreSQL 15 server programs, runuser (as root) and versitygw
 # (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0); installs
 # wrk and postgresql with apt-get when missing. Everything listens on
