@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -338,5 +340,28 @@ func TestReleaseIDSquatting(t *testing.T) {
 		if st, _ := statusOf(func() error { _, err := c.Publish(ctx, pluginArchive(t, "kv", v, nil), ""); return err }()); st != 422 {
 			t.Errorf("version %q: %d, want 422", v, st)
 		}
+	}
+}
+
+// TestJSONHeadersStayPerResponse: the header values every JSON answer
+// shares cannot be changed through one response's header: a value added
+// to one answer is not in the next.
+func TestJSONHeadersStayPerResponse(t *testing.T) {
+	first := httptest.NewRecorder()
+	writeJSONBytes(first, http.StatusOK, []byte("{}\n"))
+	first.Header().Add("Cache-Control", "private")
+	first.Header().Add("Content-Type", "text/plain")
+	second := httptest.NewRecorder()
+	writeJSONBytes(second, http.StatusOK, []byte("{}\n"))
+	want := http.Header{
+		"Content-Type":           {"application/json"},
+		"Cache-Control":          {"no-store"},
+		"X-Content-Type-Options": {"nosniff"},
+	}
+	if got := second.Result().Header; !reflect.DeepEqual(got, want) {
+		t.Fatalf("second answer's header = %v, want %v", got, want)
+	}
+	if got := first.Header()["Cache-Control"]; !reflect.DeepEqual(got, []string{"no-store", "private"}) {
+		t.Fatalf("first answer's Cache-Control = %q", got)
 	}
 }
