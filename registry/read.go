@@ -162,7 +162,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, gen, hit := s.resolved.get(q)
-	s.metrics.cacheLookup("resolve", hit)
+	s.metrics.resolveLookup(hit)
 	if hit {
 		writeJSONBytes(w, http.StatusOK, b)
 		return nil
