@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"sort"
+	"strings"
+	"sync"
 )
 
 // ErrChanged is matched (with errors.Is) by the error of reading a deferred
@@ -27,6 +30,13 @@ type Partial struct {
 	// Deferred are the other regular files, by package path.
 	Deferred map[string]DeferredFile
 	top      *sharedDir // the root as first read, open until Close
+
+	// mu guards the directory of the last file opened, kept open: files
+	// are opened in archive order, mostly one directory after another,
+	// and opening each from the root cost an openat per component.
+	mu    sync.Mutex
+	dir   string
+	dirFD *dirHandle
 }
 
 // DeferredFile is a regular file ReadPartial sized and did not read.
@@ -56,11 +66,44 @@ func ReadPartial(root string, opts Options, hold func(pkg string) bool) (*Partia
 
 // Close releases the root directory. Open fails after it.
 func (p *Partial) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setDir("", nil)
 	if p.top != nil {
 		p.top.release()
 		p.top = nil
 	}
 	return nil
+}
+
+// setDir replaces the kept directory.
+func (p *Partial) setDir(dir string, h *dirHandle) {
+	if p.dirFD != nil {
+		p.dirFD.close()
+	}
+	p.dir, p.dirFD = dir, h
+}
+
+// openSrc opens the file at the link-free root-relative path src through
+// the kept directory, opening it first when src lies in another.
+func (p *Partial) openSrc(src string, max int64) (io.ReadCloser, int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.top == nil {
+		return nil, 0, errors.New("the directory is closed")
+	}
+	dir, name := path.Split(src)
+	if dir == "" {
+		return p.top.openStream(name, max)
+	}
+	if dir != p.dir {
+		h, err := p.top.openDir(strings.TrimSuffix(dir, "/"))
+		if err != nil {
+			return nil, 0, err
+		}
+		p.setDir(dir, h)
+	}
+	return p.dirFD.openStream(name, max)
 }
 
 // Len returns the number of files, held and deferred.
@@ -121,14 +164,11 @@ func (p *Partial) Remove(path string) {
 // would give.
 func (p *Partial) Open(path string) (io.ReadCloser, error) {
 	f, ok := p.Deferred[path]
-	switch {
-	case !ok:
+	if !ok {
 		return nil, fmt.Errorf("snapshot: %s is not a deferred file", path)
-	case p.top == nil:
-		return nil, fmt.Errorf("snapshot: %s: the directory is closed", path)
 	}
 	// A file that grew fails with errTooLarge: only its size is asked.
-	r, size, err := p.top.openStream(f.src, f.Size)
+	r, size, err := p.openSrc(f.src, f.Size)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, changed(path, "it was removed")
@@ -137,7 +177,7 @@ func (p *Partial) Open(path string) (io.ReadCloser, error) {
 	case err == errTooLarge:
 		return nil, changed(path, fmt.Sprintf("it grew past the %d bytes it had", f.Size))
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	case size != f.Size:
 		r.Close()
 		return nil, changed(path, fmt.Sprintf("it has %d bytes, not the %d it had", size, f.Size))
