@@ -106,14 +106,26 @@ func (p *Partial) openSrc(src string, max int64) (io.ReadCloser, int64, error) {
 	return p.dirFD.openStream(name, max)
 }
 
-// Len returns the number of files, held and deferred.
-func (p *Partial) Len() int { return len(p.Held.Files) + len(p.Deferred) }
+// Len returns the number of files, held and deferred (see Paths).
+func (p *Partial) Len() int {
+	n := len(p.Deferred)
+	for q := range p.Held.Files {
+		if _, both := p.Deferred[q]; !both {
+			n++
+		}
+	}
+	return n
+}
 
-// Paths returns every file path, held and deferred, in byte order.
+// Paths returns every file path, held and deferred, in byte order. A
+// path in both (only a caller's edit makes one) is deferred, as Mode and
+// Open take it, and listed once.
 func (p *Partial) Paths() []string {
 	ps := make([]string, 0, p.Len())
 	for q := range p.Held.Files {
-		ps = append(ps, q)
+		if _, both := p.Deferred[q]; !both {
+			ps = append(ps, q)
+		}
 	}
 	for q := range p.Deferred {
 		ps = append(ps, q)
@@ -124,7 +136,7 @@ func (p *Partial) Paths() []string {
 
 // Index builds an index of every file, held and deferred.
 func (p *Partial) Index() *Index {
-	return &Index{isFile: func(q string) bool { return p.isFile(q) }, paths: p.Paths()}
+	return &Index{isFile: p.isFile, paths: p.Paths()}
 }
 
 func (p *Partial) isFile(q string) bool {
@@ -164,8 +176,8 @@ func (p *Partial) Remove(path string) {
 // would give.
 func (p *Partial) Open(path string) (io.ReadCloser, error) {
 	f, ok := p.Deferred[path]
-	if !ok {
-		return nil, fmt.Errorf("snapshot: %s is not a deferred file", path)
+	if !ok || f.src == "" {
+		return nil, fmt.Errorf("snapshot: %s is not a file ReadPartial deferred", path)
 	}
 	// A file that grew fails with errTooLarge: only its size is asked.
 	r, size, err := p.openSrc(f.src, f.Size)

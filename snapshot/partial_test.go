@@ -236,3 +236,19 @@ func replace(t *testing.T, p string, make func(p string) error) {
 		}
 	}
 }
+
+// A path a caller put in both Held and Deferred is one deferred file.
+func TestPartialPathInBoth(t *testing.T) {
+	root := layout(t, map[string]string{"a.json": "{}", "b": "bb"}, nil)
+	part := readPartial(t, root, holdJSON)
+	part.Deferred["a.json"] = snapshot.DeferredFile{Size: 2, Mode: 0o755}
+	if got := part.Paths(); !reflect.DeepEqual(got, []string{"a.json", "b"}) || part.Len() != 2 {
+		t.Errorf("paths %q, Len %d; want a.json and b once", got, part.Len())
+	}
+	if part.Mode("a.json") != 0o755 {
+		t.Errorf("mode %v, want the deferred entry's", part.Mode("a.json"))
+	}
+	if _, err := part.Open("a.json"); err == nil || errors.Is(err, snapshot.ErrChanged) {
+		t.Errorf("Open of a deferred entry ReadPartial did not make: err = %v", err)
+	}
+}
