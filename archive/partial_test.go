@@ -163,13 +163,26 @@ func TestPackPartialMemoryFlat(t *testing.T) {
 	}
 }
 
-// BenchmarkPackPartial is BenchmarkPack reading the files from disk, as
-// plugkit pack does.
-func BenchmarkPackPartial(b *testing.B) {
+// BenchmarkPackDir packs a plugin directory from disk both ways: reading
+// every file first (ReadDir, then PackTo) and streaming them
+// (ReadPartial, then PackPartialTo, as plugkit pack does).
+func BenchmarkPackDir(b *testing.B) {
 	for _, sz := range benchSizes {
 		s := benchSnapshot(sz.files, sz.bytes)
 		dir := onDisk(b, s)
-		b.Run(sz.name, func(b *testing.B) {
+		b.Run(sz.name+"/readdir", func(b *testing.B) {
+			b.SetBytes(s.Size())
+			for b.Loop() {
+				full, err := snapshot.ReadDir(dir, snapshot.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := archive.PackTo(io.Discard, full, archive.PackOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(sz.name+"/partial", func(b *testing.B) {
 			b.SetBytes(s.Size())
 			for b.Loop() {
 				packPartial(b, dir, holdNone, io.Discard)
