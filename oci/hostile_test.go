@@ -159,6 +159,14 @@ func hostileArtifacts(t *testing.T) []hostile {
 		{"config without version", config([]byte(`{"schemaVersion":1,"name":"release-notes","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
 		{"config name not a string", config([]byte(`{"schemaVersion":1,"name":7,"version":null,"pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
 		{"config schemaVersion 2", config([]byte(`{"schemaVersion":2,"name":"release-notes","version":"1.2.0","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
+		// The layer is fetched while the config is; the config's refusal
+		// still comes first, as when they were read one after the other.
+		{"config refused and layer digest lie", func(l *layoutBuilder, a *oci.Artifact) {
+			layer := l.blob(oci.LayerMediaType, a.Layer)
+			l.blobAt(layer.Digest, make([]byte, len(a.Layer)))
+			cfg := l.blob(oci.ConfigMediaType, []byte(`{"schemaVersion":2,"name":"release-notes","version":"1.2.0","pluginSchema":"`+schema+`"}`))
+			l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+		}, oci.ErrConfig, oci.PullOptions{}},
 		{"config duplicate name", config([]byte(`{"schemaVersion":1,"name":"evil","name":"release-notes","version":"1.2.0","pluginSchema":"` + schema + `"}`)), oci.ErrConfig, oci.PullOptions{}},
 		{"symbolic link in the layer", func(l *layoutBuilder, a *oci.Artifact) {
 			withLayer(l, "release-notes", gnuTarLink(t))

@@ -96,6 +96,21 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 	if m.Layers[0].Size > lim.Archive.MaxArchiveBytes {
 		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.Archive.MaxArchiveBytes, Path: m.Layers[0].Digest.String()}
 	}
+	// The layer travels while the config is fetched and parsed: from a
+	// registry each blob is a round trip, and the layer's request does not
+	// depend on the config. A config error still comes first, as the
+	// config is read first, and stops the layer's transfer.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type blob struct {
+		b   []byte
+		err error
+	}
+	layerc := make(chan blob, 1)
+	go func() {
+		b, err := fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes")
+		layerc <- blob{b, err}
+	}()
 	if p.Config, err = fetchVerified(ctx, src, m.Config, lim.MaxConfigBytes, "MaxConfigBytes"); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -104,9 +119,11 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 		return nil, err
 	}
 	p.PluginConfig = *cfg
-	if p.Layer, err = fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes"); err != nil {
-		return nil, fmt.Errorf("layer: %w", err)
+	layer := <-layerc
+	if layer.err != nil {
+		return nil, fmt.Errorf("layer: %w", layer.err)
 	}
+	p.Layer = layer.b
 	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true})
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
