@@ -170,6 +170,9 @@ func (p *Partial) Remove(path string) {
 // be of the size found then, and the reader yields exactly that many
 // bytes; otherwise the error matches ErrChanged.
 //
+// Open is safe for concurrent use, but meant for one file after another
+// in archive order: it keeps the directory of the last file open.
+//
 // Only the size is compared, not the content: the loader never reads a
 // deferred file's bytes, so its verdict cannot depend on them, and an
 // archive of a file rewritten in place is what packing it a moment later
@@ -187,7 +190,7 @@ func (p *Partial) Open(path string) (io.ReadCloser, error) {
 	case err == errNotRegular || replaced(err):
 		return nil, changed(path, "it is no longer a regular file inside the plugin")
 	case err == errTooLarge:
-		return nil, changed(path, fmt.Sprintf("it grew past the %d bytes it had", f.Size))
+		return nil, grew(path, f.Size)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	case size != f.Size:
@@ -199,6 +202,10 @@ func (p *Partial) Open(path string) (io.ReadCloser, error) {
 
 func changed(path, why string) error {
 	return fmt.Errorf("%s %w: %s", path, ErrChanged, why)
+}
+
+func grew(path string, size int64) error {
+	return changed(path, fmt.Sprintf("it grew past the %d bytes it had", size))
 }
 
 // sizedReader yields exactly size bytes of r, and an ErrChanged error
@@ -214,7 +221,7 @@ func (s *sizedReader) Read(b []byte) (int, error) {
 	if s.left == 0 {
 		switch n, err := s.r.Read(s.probe[:]); {
 		case n > 0:
-			return 0, changed(s.path, fmt.Sprintf("it grew past the %d bytes it had", s.size))
+			return 0, grew(s.path, s.size)
 		case err != nil && err != io.EOF:
 			return 0, fmt.Errorf("%s: %w", s.path, err)
 		}
