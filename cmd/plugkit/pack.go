@@ -56,6 +56,11 @@ DIR is never packed itself. In the name, characters other than letters,
 digits, '.', '_', '+' and '-' become '_'. --root puts every entry under a
 folder, as the OCI profile requires (--root NAME with the plugin's name).
 
+Memory: only plugin.json, mcp.json and each SKILL.md are held; the other
+files are read again as the archive is written. A file that changed in
+between (removed, replaced, or of another size) fails the pack with
+"FILE changed while packing" and no archive is written.
+
 Exit status: 0 written, 1 the plugin is rejected or cannot be packed, 2 usage
 or I/O error.`,
 		Example: `  plugkit pack ./my-plugin
