@@ -3,6 +3,7 @@ package agentplugin
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/plugkit/plugkit/internal/jsontree"
@@ -43,7 +44,12 @@ func (l Limits) withDefaults() Limits {
 
 // loader carries the state of one Load.
 type loader struct {
-	snap    *snapshot.Snapshot
+	// files holds the bytes the loader reads (see ReadsContent): every
+	// file's for Load, the held ones' for LoadPartial. Which paths are
+	// files at all is the index's to say, and their modes are mode's.
+	files   map[string][]byte
+	mode    func(p string) fs.FileMode
+	omits   []snapshot.Omission
 	opts    Options
 	limits  Limits
 	pkg     *Package
@@ -58,22 +64,32 @@ func newLoader(s *snapshot.Snapshot, opts Options) *loader {
 	if s == nil {
 		s = &snapshot.Snapshot{}
 	}
+	l := newLoaderOf(s.Files, s.Mode, s.Omitted, opts)
+	l.pkg.Snapshot = s
+	l.index = s.Index()
+	return l
+}
+
+// newLoaderOf is a loader of the files, modes and omissions of a
+// snapshot or a partial read; the caller sets the index.
+func newLoaderOf(files map[string][]byte, mode func(string) fs.FileMode, omits []snapshot.Omission, opts Options) *loader {
 	l := &loader{
-		snap:    s,
+		files:   files,
+		mode:    mode,
+		omits:   omits,
 		opts:    opts,
 		limits:  opts.Limits.withDefaults(),
-		pkg:     &Package{Snapshot: s},
-		omitted: make(map[string]snapshot.Reason, len(s.Omitted)),
+		pkg:     &Package{},
+		omitted: make(map[string]snapshot.Reason, len(omits)),
 		claimed: map[string]bool{},
 	}
-	for _, o := range s.Omitted {
+	for _, o := range omits {
 		l.omitted[o.Path] = o.Reason
 	}
 	return l
 }
 
 func (l *loader) load() (*Package, error) {
-	l.index = l.snap.Index()
 	if !l.manifest() {
 		return nil, l.reject()
 	}
@@ -160,7 +176,7 @@ func (l *loader) place(sev Severity, code string, d *jsonDoc, ptr pointer, offse
 // codeInvalid, or codeDuplicate for a repeated member name. ok is false
 // when the file is not strict JSON.
 func (l *loader) parseJSON(path string, sev Severity, codeInvalid, codeDuplicate string) (d *jsonDoc, root jsontree.Node, ok bool) {
-	src := l.snap.Files[path]
+	src := l.files[path]
 	d = &jsonDoc{path: path, src: src, lines: jsontree.NewLines(src)}
 	tree, err := jsontree.Parse(src, l.limits.MaxJSONDepth)
 	if err == nil {

@@ -311,9 +311,9 @@ func (c *serverCheck) command(n jsontree.Node) {
 	case k == snapshot.Absent:
 		c.l.at(Warning, CodeCommandNotFound, c.doc, p, n.Offset(),
 			"server %q: command %q is not in the package; starting it will fail", c.name, cmd)
-	case c.l.snap.Mode(clean)&0o111 == 0:
+	case c.l.mode(clean)&0o111 == 0:
 		c.l.at(Warning, CodeCommandNotExecutable, c.doc, p, n.Offset(),
-			"server %q: command %q is not executable (mode %04o); starting it will fail", c.name, cmd, c.l.snap.Mode(clean))
+			"server %q: command %q is not executable (mode %04o); starting it will fail", c.name, cmd, c.l.mode(clean))
 	}
 }
 

@@ -23,7 +23,7 @@ func (l *loader) extensionDirectories() {
 // deniedPaths reports what the directory reader omitted and no component
 // rule reported (spec 4.1, boundary 5: access to those paths is denied).
 func (l *loader) deniedPaths() {
-	for _, o := range l.snap.Omitted {
+	for _, o := range l.omits {
 		if l.claimed[o.Path] {
 			continue
 		}

@@ -99,7 +99,7 @@ func (l *loader) discoverSkills() []skillStep {
 				Message: fmt.Sprintf("more than %d skills (limit MaxSkills); the rest are skipped", l.limits.MaxSkills)}})
 			break
 		}
-		steps = append(steps, skillStep{job: &skillJob{name: name, dir: dir, doc: doc, content: l.snap.Files[doc], files: files[dir]}})
+		steps = append(steps, skillStep{job: &skillJob{name: name, dir: dir, doc: doc, content: l.files[doc], files: files[dir]}})
 	}
 	return steps
 }
@@ -143,7 +143,7 @@ func parseSkills(steps []skillStep, opts skill.Options) {
 // sorted.
 func (l *loader) skillCandidates() []string {
 	names := l.index.Children(skillsDir)
-	for _, o := range l.snap.Omitted {
+	for _, o := range l.omits {
 		rest, ok := strings.CutPrefix(o.Path, skillsDir+"/")
 		if !ok {
 			continue
@@ -205,7 +205,7 @@ func (l *loader) addSkill(j *skillJob, seen map[string]string) {
 // SKILL.md excluded, in one pass over the snapshot.
 func (l *loader) skillFiles() map[string]map[string][]byte {
 	out := map[string]map[string][]byte{}
-	for p, b := range l.snap.Files {
+	for p, b := range l.files {
 		rest, ok := strings.CutPrefix(p, skillsDir+"/")
 		if !ok {
 			continue

@@ -52,12 +52,49 @@ func Pack(s *snapshot.Snapshot, opts PackOptions) ([]byte, error) {
 // Every path is checked before the first byte is written, so an error
 // about the snapshot leaves w untouched; an error of w stops the packing.
 func PackTo(w io.Writer, s *snapshot.Snapshot, opts PackOptions) error {
+	size := func(p string) int64 { return int64(len(s.Files[p])) }
+	return packTo(w, s.Paths(), size, opts, func(tw *TarWriter, name, p string) error {
+		return tw.WriteBytes(name, s.Mode(p), s.Files[p])
+	})
+}
+
+// PackPartialTo is PackTo of a directory read by snapshot.ReadPartial,
+// writing the same bytes as PackTo of the whole snapshot: the held files
+// come from memory and the deferred ones are streamed from the directory
+// (snapshot.Partial.Open) in archive order, one at a time, so memory
+// stays at a few chunks whatever the payload. A deferred file that is no
+// longer what the reader found stops the packing with an error matching
+// snapshot.ErrChanged; w has then been written in part, so write to a
+// temporary file and keep it only on success.
+func PackPartialTo(w io.Writer, part *snapshot.Partial, opts PackOptions) error {
+	size := func(p string) int64 {
+		if f, ok := part.Deferred[p]; ok {
+			return f.Size
+		}
+		return int64(len(part.Held.Files[p]))
+	}
+	return packTo(w, part.Paths(), size, opts, func(tw *TarWriter, name, p string) error {
+		f, ok := part.Deferred[p]
+		if !ok {
+			return tw.WriteBytes(name, part.Mode(p), part.Held.Files[p])
+		}
+		r, err := part.Open(p)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return tw.WriteFile(name, f.Mode, f.Size, r)
+	})
+}
+
+// packTo writes the files at the sorted paths, of the given sizes, with
+// write, after checking every path and header.
+func packTo(w io.Writer, paths []string, size func(p string) int64, opts PackOptions, write func(tw *TarWriter, name, p string) error) error {
 	if opts.Root != "" {
 		if err := snapshot.CheckPath(opts.Root); err != nil {
 			return &EntryError{Index: -1, Path: opts.Root, Err: detail(ErrPath, "root: %v", err)}
 		}
 	}
-	paths := s.Paths()
 	if err := checkPackPaths(paths); err != nil {
 		return err
 	}
@@ -69,14 +106,14 @@ func PackTo(w io.Writer, s *snapshot.Snapshot, opts PackOptions) error {
 	}
 	var hdr block
 	for _, p := range paths {
-		if err := hdr.setFile(name(p), int64(len(s.Files[p])), modeFile); err != nil {
+		if err := hdr.setFile(name(p), size(p), modeFile); err != nil {
 			return &EntryError{Index: -1, Path: p, Err: err}
 		}
 	}
 	gz := newGzipWriter(w)
 	tw := NewTarWriter(gz)
 	for _, p := range paths {
-		if err := tw.WriteBytes(name(p), s.Mode(p), s.Files[p]); err != nil {
+		if err := write(tw, name(p), p); err != nil {
 			gz.Close()
 			return err
 		}

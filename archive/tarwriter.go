@@ -58,8 +58,12 @@ func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Re
 	if n != size {
 		return &EntryError{Index: -1, Path: name, Err: detail(ErrSize, "%d bytes of %d", n, size)}
 	}
-	if extra, _ := r.Read(t.buf[:1]); extra != 0 {
+	// The reader's own error here counts: one that checks its size says
+	// so when it finds more.
+	if extra, err := r.Read(t.buf[:1]); extra != 0 {
 		return &EntryError{Index: -1, Path: name, Err: detail(ErrSize, "more than %d bytes", size)}
+	} else if err != nil && err != io.EOF {
+		return err
 	}
 	_, err = t.w.Write(zeroBlock[:padding(size)])
 	return err

@@ -38,13 +38,13 @@ func (s *Server) installations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sq := store.InstallationQuery{Limit: limit + 1}
-	if plugin, ok := q["plugin_id"]; ok {
+	if plugin, ok := q.lookup("plugin_id"); ok {
 		if err := distribution.CheckPluginID(plugin); err != nil {
 			return badRequest(distribution.CodeBadRequest, err.Error())
 		}
 		sq.PluginID = plugin
 	}
-	if c, ok := q["cursor"]; ok {
+	if c, ok := q.lookup("cursor"); ok {
 		key, err := parseInstallationCursor(c)
 		if err != nil || sq.PluginID != "" && key.PluginID != sq.PluginID {
 			return badRequest(distribution.CodeBadRequest, "malformed cursor")

@@ -80,7 +80,7 @@ func (s *Server) owners(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	plugin := q["plugin_id"]
+	plugin := q.get("plugin_id")
 	if err := distribution.CheckPluginID(plugin); err != nil {
 		return badRequest(distribution.CodeBadRequest, err.Error())
 	}

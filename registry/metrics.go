@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,31 @@ type promMetrics struct {
 	cache         *prometheus.CounterVec
 	invalidations *prometheus.CounterVec
 	feedUp        prometheus.Gauge
+
+	// resolveHit and resolveMiss return the resolve cache's children of
+	// cache, looked up once, at the first lookup that counts in them (so
+	// that, as with WithLabelValues, a series appears when it is first
+	// counted in).
+	resolveHit, resolveMiss func() prometheus.Counter
+	// byLabels keeps the children of requests and duration of each label
+	// set seen: WithLabelValues checks and hashes every label value on
+	// each call, which the requests to a server repeat. The label sets
+	// are few (see observe), so the map stays small.
+	mu       sync.RWMutex
+	byLabels map[requestLabels]requestMetrics
+}
+
+// requestLabels are the labels of requests, of which duration has route.
+type requestLabels struct {
+	route, method string
+	code          int
+}
+
+// requestMetrics are the children of requests and duration for one set of
+// requestLabels.
+type requestMetrics struct {
+	count prometheus.Counter
+	dur   prometheus.Observer
 }
 
 // newMetrics creates the metrics; the change feed's gauge only exists
@@ -57,6 +83,9 @@ func newMetrics(feed bool) *promMetrics {
 			Help: "1 while the database change feed (LISTEN) is connected; caches are bypassed while it is 0.",
 		}),
 	}
+	m.resolveHit = sync.OnceValue(func() prometheus.Counter { return m.cache.WithLabelValues("resolve", "hit") })
+	m.resolveMiss = sync.OnceValue(func() prometheus.Counter { return m.cache.WithLabelValues("resolve", "miss") })
+	m.byLabels = map[requestLabels]requestMetrics{}
 	m.reg.MustRegister(m.requests, m.duration, m.publishes, m.cache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if feed {
@@ -75,8 +104,21 @@ func (m *promMetrics) observe(route, method string, code int, d time.Duration) {
 	if !knownMethod(method) {
 		method = "other" // a client must not grow the label set
 	}
-	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	k := requestLabels{route, method, code}
+	m.mu.RLock()
+	c, ok := m.byLabels[k]
+	m.mu.RUnlock()
+	if !ok {
+		c = requestMetrics{
+			count: m.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+			dur:   m.duration.WithLabelValues(route),
+		}
+		m.mu.Lock()
+		m.byLabels[k] = c
+		m.mu.Unlock()
+	}
+	c.count.Inc()
+	c.dur.Observe(d.Seconds())
 }
 
 func knownMethod(m string) bool {
@@ -87,13 +129,13 @@ func knownMethod(m string) bool {
 	return false
 }
 
-// cacheLookup counts a lookup of the named cache.
-func (m *promMetrics) cacheLookup(cache string, hit bool) {
-	result := "miss"
+// resolveLookup counts a lookup of the resolve cache.
+func (m *promMetrics) resolveLookup(hit bool) {
 	if hit {
-		result = "hit"
+		m.resolveHit().Inc()
+	} else {
+		m.resolveMiss().Inc()
 	}
-	m.cache.WithLabelValues(cache, result).Inc()
 }
 
 // routeName is the route label of a path: the endpoint's pattern, so that

@@ -47,6 +47,10 @@ func TestOpsEndpoints(t *testing.T) {
 	if code, body := get(t, ts.URL+"/readyz"); code != 200 || body != "ready\n" {
 		t.Fatalf("/readyz: %d %q", code, body)
 	}
+	// A series appears when it is first counted in, not before.
+	if _, before := get(t, ts.URL+"/metrics"); strings.Contains(before, "plugkit_cache_requests_total") {
+		t.Error("/metrics has cache lookups before any resolve")
+	}
 	ctx := context.Background()
 	if _, err := client(ts.URL, publishToken).Publish(ctx, pluginArchive(t, "m", "1.0.0", nil), ""); err != nil {
 		t.Fatal(err)

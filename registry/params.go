@@ -22,39 +22,71 @@ const maxJSONBody = 64 << 10
 // release ID) is well under it.
 const maxQuery = 1024
 
+// maxParams is the most query parameters an endpoint takes.
+const maxParams = 3
+
+// query is a parsed query string: its parameters in the order given. It is
+// a value, not a map, so that parsing the query of a resolve (the hot
+// path) allocates nothing.
+type query struct {
+	params [maxParams]struct{ key, val string }
+	n      int
+}
+
+// lookup returns the value of key and whether the query has it.
+func (q *query) lookup(key string) (string, bool) {
+	for _, p := range q.params[:q.n] {
+		if p.key == key {
+			return p.val, true
+		}
+	}
+	return "", false
+}
+
+// get returns the value of key, or "" when the query does not have it.
+func (q *query) get(key string) string {
+	v, _ := q.lookup(key)
+	return v
+}
+
 // parseQuery parses a raw query strictly: every key must be one of allowed
-// and appear at most once, escapes must be valid, and ';' is not a
-// separator. It returns the values by key; an absent key is absent from the
-// map.
-func parseQuery(raw string, allowed ...string) (map[string]string, error) {
-	out := map[string]string{}
+// (at most maxParams) and appear at most once, escapes must be valid, and
+// ';' is not a separator.
+func parseQuery(raw string, allowed ...string) (query, error) {
+	var out query
+	if len(allowed) > maxParams {
+		panic("registry: parseQuery takes at most maxParams parameters")
+	}
 	if raw == "" {
 		return out, nil
 	}
 	if len(raw) > maxQuery {
-		return nil, badRequest(distribution.CodeBadRequest, "query too long")
+		return out, badRequest(distribution.CodeBadRequest, "query too long")
 	}
 	for pair := range strings.SplitSeq(raw, "&") {
 		k, v, _ := strings.Cut(pair, "=")
 		key, err := url.QueryUnescape(k)
 		if err != nil || strings.ContainsRune(k, ';') {
-			return nil, badRequest(distribution.CodeBadRequest, "malformed query")
+			return out, badRequest(distribution.CodeBadRequest, "malformed query")
 		}
 		val, err := url.QueryUnescape(v)
 		if err != nil || strings.ContainsRune(v, ';') {
-			return nil, badRequest(distribution.CodeBadRequest, fmt.Sprintf("malformed query parameter %q", key))
+			return out, badRequest(distribution.CodeBadRequest, fmt.Sprintf("malformed query parameter %q", key))
 		}
 		known := false
 		for _, a := range allowed {
 			known = known || a == key
 		}
 		if !known {
-			return nil, badRequest(distribution.CodeUnknownParameter, fmt.Sprintf("unknown query parameter %q", key))
+			return out, badRequest(distribution.CodeUnknownParameter, fmt.Sprintf("unknown query parameter %q", key))
 		}
-		if _, dup := out[key]; dup {
-			return nil, badRequest(distribution.CodeBadRequest, fmt.Sprintf("query parameter %q given twice", key))
+		if _, dup := out.lookup(key); dup {
+			return out, badRequest(distribution.CodeBadRequest, fmt.Sprintf("query parameter %q given twice", key))
 		}
-		out[key] = val
+		// Keys are allowed and distinct, so there are at most
+		// len(allowed) of them.
+		out.params[out.n].key, out.params[out.n].val = key, val
+		out.n++
 	}
 	return out, nil
 }

@@ -42,7 +42,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	channel, ok := q["channel"]
+	channel, ok := q.lookup("channel")
 	if !ok {
 		channel = distribution.DefaultChannel
 	}

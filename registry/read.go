@@ -20,8 +20,8 @@ const (
 )
 
 // parseLimit parses the limit query parameter.
-func parseLimit(q map[string]string) (int, error) {
-	v, ok := q["limit"]
+func parseLimit(q query) (int, error) {
+	v, ok := q.lookup("limit")
 	if !ok {
 		return DefaultPageLimit, nil
 	}
@@ -48,8 +48,8 @@ func (s *Server) catalog(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var sq store.CatalogQuery
-	if id, ok := q["plugin_id"]; ok {
-		if _, paged := q["cursor"]; paged {
+	if id, ok := q.lookup("plugin_id"); ok {
+		if _, paged := q.lookup("cursor"); paged {
 			return badRequest(distribution.CodeBadRequest, "give plugin_id or cursor, not both")
 		}
 		if err := distribution.CheckPluginID(id); err != nil {
@@ -57,7 +57,7 @@ func (s *Server) catalog(w http.ResponseWriter, r *http.Request) error {
 		}
 		sq.PluginID = id
 	} else {
-		if c, ok := q["cursor"]; ok {
+		if c, ok := q.lookup("cursor"); ok {
 			if distribution.CheckPluginID(c) != nil {
 				return badRequest(distribution.CodeBadRequest, "malformed cursor")
 			}
@@ -125,14 +125,14 @@ func parseResolve(raw string) (distribution.ResolveQuery, error) {
 	if err != nil {
 		return q, err
 	}
-	q.PluginID, q.ReleaseID, q.Channel = p["plugin_id"], p["release_id"], p["channel"]
-	if _, ok := p["plugin_id"]; ok {
+	q.PluginID, q.ReleaseID, q.Channel = p.get("plugin_id"), p.get("release_id"), p.get("channel")
+	if _, ok := p.lookup("plugin_id"); ok {
 		if err := distribution.CheckPluginID(q.PluginID); err != nil {
 			return q, badRequest(distribution.CodeBadRequest, err.Error())
 		}
 	}
-	_, hasRelease := p["release_id"]
-	_, hasChannel := p["channel"]
+	_, hasRelease := p.lookup("release_id")
+	_, hasChannel := p.lookup("channel")
 	switch {
 	case hasRelease && hasChannel:
 		return q, badRequest(distribution.CodeBadRequest, "give release_id or channel, not both")
@@ -162,7 +162,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, gen, hit := s.resolved.get(q)
-	s.metrics.cacheLookup("resolve", hit)
+	s.metrics.resolveLookup(hit)
 	if hit {
 		writeJSONBytes(w, http.StatusOK, b)
 		return nil

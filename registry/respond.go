@@ -107,13 +107,23 @@ func writePage[T any](w http.ResponseWriter, field string, items []T, limit, bud
 // pageTail is room kept in a page's budget for its end and its cursor.
 const pageTail = 1024
 
+// The header values of every JSON answer. Each response's header map
+// refers to these slices instead of new ones: net/http only reads them,
+// and Set or Add on a response replace or copy them. Keys are in
+// canonical form, so they are stored as Header.Set would.
+var (
+	jsonContentType = []string{"application/json"}
+	jsonNoStore     = []string{"no-store"}
+	jsonNoSniff     = []string{"nosniff"}
+)
+
 // writeJSONBytes answers an encoded JSON document. Metadata changes with
 // every publish, so HTTP caches must not keep it.
 func writeJSONBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = jsonNoStore
+	h["X-Content-Type-Options"] = jsonNoSniff
 	w.WriteHeader(status)
 	w.Write(b)
 }

@@ -144,6 +144,7 @@ type Server struct {
 	// blob write and its commit, in this process.
 	gcLock  sync.RWMutex
 	metrics *promMetrics
+	routes  routes
 	// stopWatch ends the change feed's listener, which closes watchDone;
 	// both nil when the store has no feed.
 	stopWatch context.CancelFunc
@@ -237,6 +238,7 @@ func New(cfg Config) (*Server, error) {
 		published:  newDigestSet(),
 		metrics:    newMetrics(watched),
 	}
+	s.routes = s.newRoutes()
 	if watched {
 		// Caches stay off until the feed is up.
 		s.resolved.bypass(true)
@@ -261,28 +263,39 @@ type route struct {
 	h       handler
 }
 
-// routes returns the endpoint for a path below the prefix, or nil.
-func (s *Server) route(rest string) *route {
-	switch rest {
-	case "/catalog":
-		return &route{[]string{http.MethodGet, http.MethodHead}, s.catalog}
-	case "/resolve":
-		return &route{[]string{http.MethodGet, http.MethodHead}, s.resolve}
-	case "/installations":
-		return &route{[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.installations}
-	case "/publish":
-		return &route{[]string{http.MethodPost}, s.publish}
-	case "/channels":
-		return &route{[]string{http.MethodPut}, s.setChannel}
-	case "/yank":
-		return &route{[]string{http.MethodPost}, s.yank}
-	case "/admin/owners":
-		return &route{[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.owners}
+// routes maps the paths below the prefix to their endpoints, except the
+// artifacts, whose paths end with a digest. It is built once in New, so
+// that routing a request allocates nothing.
+type routes struct {
+	exact    map[string]route
+	artifact route
+}
+
+func (s *Server) newRoutes() routes {
+	read := []string{http.MethodGet, http.MethodHead}
+	return routes{
+		exact: map[string]route{
+			"/catalog":       {read, s.catalog},
+			"/resolve":       {read, s.resolve},
+			"/installations": {[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.installations},
+			"/publish":       {[]string{http.MethodPost}, s.publish},
+			"/channels":      {[]string{http.MethodPut}, s.setChannel},
+			"/yank":          {[]string{http.MethodPost}, s.yank},
+			"/admin/owners":  {[]string{http.MethodGet, http.MethodHead, http.MethodPost}, s.owners},
+		},
+		artifact: route{read, s.artifact},
+	}
+}
+
+// route returns the endpoint for a path below the prefix, if any.
+func (s *Server) route(rest string) (route, bool) {
+	if rt, ok := s.routes.exact[rest]; ok {
+		return rt, true
 	}
 	if strings.HasPrefix(rest, "/artifacts/") {
-		return &route{[]string{http.MethodGet, http.MethodHead}, s.artifact}
+		return s.routes.artifact, true
 	}
-	return nil
+	return route{}, false
 }
 
 // ServeHTTP routes a request. Paths are matched exactly, byte for byte: a
@@ -314,11 +327,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) error {
 		return badRequest(distribution.CodeBadRequest, "the path must not be percent-encoded or hold empty segments")
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, distribution.Prefix)
-	var rt *route
+	var rt route
 	if ok {
-		rt = s.route(rest)
+		rt, ok = s.route(rest)
 	}
-	if rt == nil {
+	if !ok {
 		return &apiError{status: http.StatusNotFound, code: distribution.CodeNotFound, msg: "no such endpoint"}
 	}
 	for _, m := range rt.methods {

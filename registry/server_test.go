@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -339,4 +341,67 @@ func TestReleaseIDSquatting(t *testing.T) {
 			t.Errorf("version %q: %d, want 422", v, st)
 		}
 	}
+}
+
+// TestJSONHeadersStayPerResponse: the header values every JSON answer
+// shares cannot be changed through one response's header: a value added
+// to one answer is not in the next.
+func TestJSONHeadersStayPerResponse(t *testing.T) {
+	first := httptest.NewRecorder()
+	writeJSONBytes(first, http.StatusOK, []byte("{}\n"))
+	first.Header().Add("Cache-Control", "private")
+	first.Header().Add("Content-Type", "text/plain")
+	second := httptest.NewRecorder()
+	writeJSONBytes(second, http.StatusOK, []byte("{}\n"))
+	want := http.Header{
+		"Content-Type":           {"application/json"},
+		"Cache-Control":          {"no-store"},
+		"X-Content-Type-Options": {"nosniff"},
+	}
+	if got := second.Result().Header; !reflect.DeepEqual(got, want) {
+		t.Fatalf("second answer's header = %v, want %v", got, want)
+	}
+	if got := first.Header()["Cache-Control"]; !reflect.DeepEqual(got, []string{"no-store", "private"}) {
+		t.Fatalf("first answer's Cache-Control = %q", got)
+	}
+}
+
+// TestMethodNotAllowedListsMethods: every endpoint refuses a method it
+// does not take with a 405 whose Allow header lists the ones it takes,
+// and a path below the prefix that is no endpoint is a 404.
+func TestMethodNotAllowedListsMethods(t *testing.T) {
+	ts := newTestServer(t, Config{}, false)
+	v1 := ts.URL + "/plugin-protocol/v1"
+	for path, allow := range map[string]string{
+		"/catalog":       "GET, HEAD",
+		"/resolve":       "GET, HEAD",
+		"/installations": "GET, HEAD, POST",
+		"/publish":       "POST",
+		"/channels":      "PUT",
+		"/yank":          "POST",
+		"/admin/owners":  "GET, HEAD, POST",
+		"/artifacts/sha256:" + strings.Repeat("0", 64): "GET, HEAD",
+	} {
+		st, code, h := do(t, "PATCH", v1+path, "", "", nil)
+		if st != http.StatusMethodNotAllowed || code != distribution.CodeMethodNotAllowed || h.Get("Allow") != allow {
+			t.Errorf("PATCH %s: %d %s, Allow %q; want 405 with Allow %q", path, st, code, h.Get("Allow"), allow)
+		}
+	}
+	for _, path := range []string{"/artifacts", "/resolve/", "/catalogs", ""} {
+		if st, code, _ := do(t, "GET", v1+path, "", "", nil); st != http.StatusNotFound || code != distribution.CodeNotFound {
+			t.Errorf("GET %s: %d %s, want 404 not_found", path, st, code)
+		}
+	}
+}
+
+// TestParseQueryAllowsAtMostMaxParams: an endpoint that would take more
+// parameters than a parsed query holds fails at its first request, whatever
+// the request, not only when a client sends them all.
+func TestParseQueryAllowsAtMostMaxParams(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("parseQuery took more allowed keys than maxParams")
+		}
+	}()
+	parseQuery("", "a", "b", "c", "d")
 }

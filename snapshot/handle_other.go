@@ -42,20 +42,45 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	return &dirHandle{r}, nil
 }
 
-// statFile returns the size of the regular file rel below d, as readFile
-// would judge it, without reading it.
-func (d *dirHandle) statFile(rel string, max int64) (int64, error) {
+// statFile returns the size and permission bits of the regular file rel
+// below d, as readFile would judge it, without reading it.
+func (d *dirHandle) statFile(rel string, max int64) (int64, fs.FileMode, error) {
 	fi, err := d.r.Lstat(rel)
 	switch {
 	case err != nil:
-		return 0, err
+		return 0, 0, err
 	case !fi.Mode().IsRegular():
-		return 0, errNotRegular
+		return 0, 0, errNotRegular
 	case fi.Size() > max:
-		return 0, errTooLarge
+		return 0, 0, errTooLarge
 	}
-	return fi.Size(), nil
+	return fi.Size(), fi.Mode().Perm(), nil
 }
+
+// openStream opens the regular file rel below d for reading, as readFile
+// would judge it, and returns its size.
+func (d *dirHandle) openStream(rel string, max int64) (io.ReadCloser, int64, error) {
+	f, err := d.r.Open(rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = errNotRegular
+	case fi.Size() > max:
+		err = errTooLarge
+	default:
+		return f, fi.Size(), nil
+	}
+	f.Close()
+	return nil, 0, err
+}
+
+// replaced is false here: os.Root reports a link or a file in the way
+// with errors of its own, which are returned as they are.
+func replaced(error) bool { return false }
 
 func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
 	f, err := d.r.Open(rel)

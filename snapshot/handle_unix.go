@@ -3,6 +3,8 @@
 package snapshot
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -86,15 +88,54 @@ func (d *dirHandle) openRegular(rel string, max int64) (int, unix.Stat_t, error)
 	return -1, st, err
 }
 
-// statFile returns the size of the regular file rel below d, as readFile
-// would judge it, without reading it.
-func (d *dirHandle) statFile(rel string, max int64) (int64, error) {
+// statFile returns the size and permission bits of the regular file rel
+// below d, as readFile would judge it, without reading it.
+func (d *dirHandle) statFile(rel string, max int64) (int64, fs.FileMode, error) {
 	fd, st, err := d.openRegular(rel, max)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	unix.Close(fd)
-	return st.Size, nil
+	return st.Size, fs.FileMode(st.Mode & 0o777), nil
+}
+
+// openStream opens the regular file rel below d for reading, as readFile
+// would judge it, and returns its size.
+func (d *dirHandle) openStream(rel string, max int64) (io.ReadCloser, int64, error) {
+	fd, st, err := d.openRegular(rel, max)
+	if err != nil {
+		return nil, 0, err
+	}
+	return fdReader(fd), st.Size, nil
+}
+
+// fdReader reads a file descriptor with plain read calls: os.NewFile
+// would first try (and, for a regular file, fail) to add it to the poller.
+type fdReader int
+
+func (f fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(f), b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, os.NewSyscallError("read", err)
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (f fdReader) Close() error { return unix.Close(int(f)) }
+
+// replaced reports whether err, from opening a path that opened before,
+// says that a link or a non-directory now stands on it: O_NOFOLLOW meets
+// a link with ELOOP (EMLINK on FreeBSD), and a component that is no
+// longer a directory gives ENOTDIR.
+func replaced(err error) bool {
+	return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) || errors.Is(err, unix.ENOTDIR)
 }
 
 // readFile reads the regular file rel below d. It returns errNotRegular

@@ -21,13 +21,15 @@ const (
 // It sorts the paths once; each question is then a binary search, because
 // in byte order everything below "d/" stands together.
 type Index struct {
-	s     *Snapshot
-	paths []string
+	isFile func(p string) bool
+	paths  []string
 }
 
 // Index builds an index of the snapshot as it is now; it does not follow
 // later changes to Files.
-func (s *Snapshot) Index() *Index { return &Index{s: s, paths: s.Paths()} }
+func (s *Snapshot) Index() *Index {
+	return &Index{isFile: func(p string) bool { _, ok := s.Files[p]; return ok }, paths: s.Paths()}
+}
 
 // below returns the position of the first path under dir ("" is the root).
 func (ix *Index) below(dir string) (int, string) {
@@ -40,7 +42,7 @@ func (ix *Index) below(dir string) (int, string) {
 
 // Kind reports whether p is a file, a directory or absent.
 func (ix *Index) Kind(p string) Kind {
-	if _, ok := ix.s.Files[p]; ok {
+	if ix.isFile(p) {
 		return File
 	}
 	i, prefix := ix.below(p)

@@ -73,6 +73,19 @@ const maxLinkSteps = 1024
 // keep the directory stable while it is read: this guards against links,
 // not against a concurrent hostile writer racing the reader.
 func ReadDir(root string, opts Options) (*Snapshot, error) {
+	w, err := walk(root, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	w.top.release()
+	return w.snap, nil
+}
+
+// walk reads the directory at root as ReadDir documents, reading the
+// bytes of the files hold accepts (every file when hold is nil) and only
+// sizing the others (walker.deferred). The walker it returns holds a
+// reference to the root handle, which the caller releases.
+func walk(root string, opts Options, hold func(pkg string) bool) (*walker, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -98,7 +111,6 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		return nil, err
 	}
 	shared := share(top)
-	defer shared.release()
 	w := &walker{
 		root:   r,
 		top:    shared,
@@ -110,13 +122,14 @@ func ReadDir(root string, opts Options) (*Snapshot, error) {
 		links:  map[string]resolved{},
 		types:  map[string]fs.FileMode{},
 	}
-	w.readers = startReaders(w.limits)
+	w.readers = startReaders(w.limits, hold)
 	err = w.dir(shared, ".", "", 0)
 	if err := w.readers.finish(w, err); err != nil {
+		shared.release()
 		return nil, err
 	}
 	sort.Slice(w.snap.Omitted, func(i, j int) bool { return w.snap.Omitted[i].Path < w.snap.Omitted[j].Path })
-	return w.snap, nil
+	return w, nil
 }
 
 type walker struct {
@@ -126,9 +139,11 @@ type walker struct {
 	opts    Options
 	limits  Limits
 	snap    *Snapshot
-	readers *readers        // read the files the walk finds
-	entries int             // directory entries listed so far
-	stack   map[string]bool // link-free directories being walked: a link back to one is a cycle
+	readers *readers // read the files the walk finds
+	// deferred are the regular files sized but not read (see walk).
+	deferred map[string]DeferredFile
+	entries  int             // directory entries listed so far
+	stack    map[string]bool // link-free directories being walked: a link back to one is a cycle
 	// links remembers what each link (by its link-free path) resolved to,
 	// and types the type of each root-relative path looked at while
 	// resolving, so that a tree reached again through another link costs
@@ -232,7 +247,13 @@ func (w *walker) dir(d *sharedDir, real, pkg string, depth int) error {
 				return err
 			}
 		case typ.IsRegular():
-			if err := w.file(parent, rel, childPkg); err != nil {
+			// rel is a name in the directory real or, behind a link,
+			// already a root-relative path.
+			dirReal := real
+			if parent != d {
+				dirReal = "."
+			}
+			if err := w.file(parent, dirReal, rel, childPkg); err != nil {
 				return err
 			}
 		default:
@@ -250,13 +271,14 @@ var (
 	errTooLarge   = errors.New("file too large")
 )
 
-// file queues the link-free regular file rel below parent to be read
-// into the snapshot as pkg.
-func (w *walker) file(parent *sharedDir, rel, pkg string) error {
+// file queues the link-free regular file rel below parent, whose
+// link-free root-relative path is dirReal, to be read into the snapshot as
+// pkg.
+func (w *walker) file(parent *sharedDir, dirReal, rel, pkg string) error {
 	if len(w.readers.reads) >= w.limits.MaxFiles {
 		return &LimitError{Limit: "MaxFiles", Value: int64(w.limits.MaxFiles), Path: pkg}
 	}
-	return w.readers.add(parent, rel, pkg)
+	return w.readers.add(parent, dirReal, rel, pkg)
 }
 
 // resolve follows the link at the root-relative path p, component by

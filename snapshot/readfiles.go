@@ -34,6 +34,10 @@ func (s *sharedDir) release() {
 type fileRead struct {
 	pkg, rel string
 	dir      *sharedDir // held until the file is read
+	// src is the link-free root-relative path of a deferred file: only
+	// sized now, it is opened again from the root to be streamed.
+	src      string
+	deferred bool
 	b        []byte
 	size     int64
 	read     bool // false when only sized, after the readers stopped
@@ -48,6 +52,7 @@ type fileRead struct {
 // and which file crosses a limit, are those of a serial read.
 type readers struct {
 	max   Limits
+	hold  func(pkg string) bool // nil holds every file (see walk)
 	queue chan []*fileRead
 	wg    sync.WaitGroup
 	reads []*fileRead // in walk order
@@ -75,8 +80,8 @@ const (
 // which finish then reports.
 var errStopped = errors.New("reading stopped")
 
-func startReaders(limits Limits) *readers {
-	r := &readers{max: limits, queue: make(chan []*fileRead, queuedBatches)}
+func startReaders(limits Limits, hold func(pkg string) bool) *readers {
+	r := &readers{max: limits, hold: hold, queue: make(chan []*fileRead, queuedBatches)}
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		r.wg.Go(func() {
 			for batch := range r.queue {
@@ -91,24 +96,40 @@ func startReaders(limits Limits) *readers {
 
 func (r *readers) read(fr *fileRead) {
 	defer fr.dir.release()
-	if r.stop.Load() {
-		fr.size, fr.err = fr.dir.statFile(fr.rel, r.max.MaxFileBytes)
+	switch {
+	case r.stop.Load():
+		fr.size, _, fr.err = fr.dir.statFile(fr.rel, r.max.MaxFileBytes)
 		return
+	case fr.deferred:
+		// Sized by the same open as a read, so that a deferred file is
+		// judged (regular, within MaxFileBytes) exactly as a read one.
+		fr.size, fr.mode, fr.err = fr.dir.statFile(fr.rel, r.max.MaxFileBytes)
+	default:
+		fr.b, fr.mode, fr.err = fr.dir.readFile(fr.rel, r.max.MaxFileBytes)
 	}
-	fr.b, fr.mode, fr.err = fr.dir.readFile(fr.rel, r.max.MaxFileBytes)
-	fr.size, fr.read = int64(len(fr.b)), true
+	fr.read = true
+	if !fr.deferred {
+		fr.size = int64(len(fr.b))
+	}
 	if fr.err != nil && fr.err != errNotRegular || r.total.Add(fr.size) > r.max.MaxTotalBytes {
 		r.stop.Store(true)
 	}
 }
 
-// add queues the file rel below dir, unless the readers stopped.
-func (r *readers) add(dir *sharedDir, rel, pkg string) error {
+// add queues the file rel below dir, whose link-free root-relative path
+// is dirReal, unless the readers stopped.
+func (r *readers) add(dir *sharedDir, dirReal, rel, pkg string) error {
 	if r.stop.Load() {
 		return errStopped
 	}
 	dir.hold()
 	fr := &fileRead{pkg: pkg, rel: rel, dir: dir}
+	if r.hold != nil && !r.hold(pkg) {
+		fr.deferred, fr.src = true, rel
+		if dirReal != "." {
+			fr.src = dirReal + "/" + rel
+		}
+	}
 	r.reads = append(r.reads, fr)
 	if r.batch = append(r.batch, fr); len(r.batch) == readBatch {
 		r.queue <- r.batch
@@ -131,8 +152,13 @@ func (r *readers) finish(w *walker, walkErr error) error {
 	r.wg.Wait()
 	// Sized once: growing the maps file by file rehashed them a dozen
 	// times for a plugin of 10,000 files.
-	w.snap.Files = make(map[string][]byte, len(r.reads))
-	w.snap.Modes = make(map[string]fs.FileMode, len(r.reads))
+	held := len(r.reads)
+	if r.hold != nil {
+		w.deferred = map[string]DeferredFile{}
+		held = 0
+	}
+	w.snap.Files = make(map[string][]byte, held)
+	w.snap.Modes = make(map[string]fs.FileMode, held)
 	var total int64
 	for _, fr := range r.reads {
 		switch {
@@ -149,7 +175,11 @@ func (r *readers) finish(w *walker, walkErr error) error {
 		if total += fr.size; total > r.max.MaxTotalBytes {
 			return &LimitError{Limit: "MaxTotalBytes", Value: r.max.MaxTotalBytes, Path: fr.pkg}
 		}
-		if !fr.read {
+		switch {
+		case !fr.read:
+			continue
+		case fr.deferred:
+			w.deferred[fr.pkg] = DeferredFile{Size: fr.size, Mode: fr.mode, src: fr.src}
 			continue
 		}
 		w.snap.Files[fr.pkg] = fr.b

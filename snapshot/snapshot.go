@@ -11,6 +11,12 @@
 // directory is therefore indistinguishable from an absent one, which keeps a
 // directory and its archive (where empty directories are dropped) giving the
 // same verdict.
+//
+// Packing is the one exception to holding every byte: a Partial
+// (ReadPartial) holds the bytes of only the files the caller names and
+// streams the others from the directory, still open, when they are
+// packed. It is a type of its own, so that it is never taken for a whole
+// Snapshot.
 package snapshot
 
 import (

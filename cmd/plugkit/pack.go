@@ -56,6 +56,11 @@ DIR is never packed itself. In the name, characters other than letters,
 digits, '.', '_', '+' and '-' become '_'. --root puts every entry under a
 folder, as the OCI profile requires (--root NAME with the plugin's name).
 
+Memory: only plugin.json, mcp.json and each SKILL.md are held; the other
+files are read again as the archive is written. A file that changed in
+between (removed, replaced, or of another size) fails the pack with
+"FILE changed while packing" and no archive is written.
+
 Exit status: 0 written, 1 the plugin is rejected or cannot be packed, 2 usage
 or I/O error.`,
 		Example: `  plugkit pack ./my-plugin
@@ -77,10 +82,11 @@ or I/O error.`,
 
 func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool) error {
 	opts.Exclude = out
-	pkg, err := loadPackDir(dir, opts)
+	pkg, part, err := loadPackPartial(dir, opts)
 	if err != nil {
 		return explain(cmd, err)
 	}
+	defer part.Close()
 	if out == "" {
 		if out, err = defaultOutput(dir, defaultArchiveName(pkg.Name, pkg.Version)); err != nil {
 			return usage(err)
@@ -89,12 +95,12 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 	if err := cmd.Context().Err(); err != nil {
 		return err // interrupted: write nothing
 	}
-	digest, err := packToFile(out, pkg, opts.Root)
+	digest, err := packToFile(out, part, opts.Root)
 	if err != nil {
 		return explain(cmd, err)
 	}
 	res := packResult{Digest: digest.Digest(), Size: int(digest.Size()), Path: out, Name: pkg.Name, Version: pkg.Version,
-		Root: opts.Root, Files: len(pkg.Snapshot.Files), Diagnostics: nonNil(pkg.Diagnostics)}
+		Root: opts.Root, Files: part.Len(), Diagnostics: nonNil(pkg.Diagnostics)}
 	return output(cmd, asJSON, res, func(w io.Writer) {
 		printDiagnostics(w, res.Diagnostics)
 		printf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
@@ -133,20 +139,57 @@ func readOptions(strictLinks bool) snapshot.Options {
 // diagnostics (agentplugin.Diagnostics).
 func loadPackDir(dir string, opts packOptions) (*agentplugin.Package, error) {
 	snap, err := snapshot.ReadDir(dir, readOptions(opts.StrictLinks))
-	if errors.Is(err, snapshot.ErrNotRegular) {
-		return nil, failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
-	} else if errors.Is(err, snapshot.ErrLimit) {
-		return nil, failed(err)
-	} else if err != nil {
-		return nil, usage(err)
+	if err != nil {
+		return nil, readDirError(err)
 	}
-	if opts.Exclude != "" {
-		if rel, inside := pathInside(dir, opts.Exclude); inside {
-			delete(snap.Files, rel)
-			delete(snap.Modes, rel)
-		}
+	if rel, ok := excluded(dir, opts); ok {
+		delete(snap.Files, rel)
+		delete(snap.Modes, rel)
 	}
-	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
+	return loadedOrFailed(agentplugin.Load(snap, agentplugin.Options{}))
+}
+
+// loadPackPartial is loadPackDir holding the bytes of only the files the
+// loader reads: pack streams the others from the directory, so that it
+// never holds the payload. Close the Partial.
+func loadPackPartial(dir string, opts packOptions) (*agentplugin.Package, *snapshot.Partial, error) {
+	part, err := snapshot.ReadPartial(dir, readOptions(opts.StrictLinks), agentplugin.ReadsContent)
+	if err != nil {
+		return nil, nil, readDirError(err)
+	}
+	if rel, ok := excluded(dir, opts); ok {
+		part.Remove(rel)
+	}
+	pkg, err := loadedOrFailed(agentplugin.LoadPartial(part, agentplugin.Options{}))
+	if err != nil {
+		part.Close()
+		return nil, nil, err
+	}
+	return pkg, part, nil
+}
+
+// readDirError is how pack and publish report an error of reading the
+// plugin directory.
+func readDirError(err error) error {
+	switch {
+	case errors.Is(err, snapshot.ErrNotRegular):
+		return failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
+	case errors.Is(err, snapshot.ErrLimit):
+		return failed(err)
+	}
+	return usage(err)
+}
+
+// excluded is the package path of the archive being written, when it lies
+// inside dir.
+func excluded(dir string, opts packOptions) (string, bool) {
+	if opts.Exclude == "" {
+		return "", false
+	}
+	return pathInside(dir, opts.Exclude)
+}
+
+func loadedOrFailed(pkg *agentplugin.Package, err error) (*agentplugin.Package, error) {
 	if err != nil {
 		return nil, failed(err)
 	}
@@ -169,18 +212,19 @@ func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error)
 	return pkg, b, nil
 }
 
-// packToFile streams the archive into path through a temporary sibling
-// renamed into place, so that the archive is never held in memory; on any
-// error path is untouched.
-func packToFile(path string, pkg *agentplugin.Package, root string) (*archive.DigestWriter, error) {
+// packToFile streams the archive of part into path through a temporary
+// sibling renamed into place, so that neither the archive nor the payload
+// is held in memory; on any error, a deferred file that changed included,
+// path is untouched.
+func packToFile(path string, part *snapshot.Partial, root string) (*archive.DigestWriter, error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
 		return nil, usage(err)
 	}
 	defer f.Abort()
 	digest := archive.NewDigestWriter()
-	if err := archive.PackTo(io.MultiWriter(f, digest), pkg.Snapshot, archive.PackOptions{Root: root}); err != nil {
-		if isArchiveError(err) {
+	if err := archive.PackPartialTo(io.MultiWriter(f, digest), part, archive.PackOptions{Root: root}); err != nil {
+		if isArchiveError(err) || errors.Is(err, snapshot.ErrChanged) {
 			return nil, failed(err)
 		}
 		return nil, usage(err)
