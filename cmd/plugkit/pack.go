@@ -189,6 +189,8 @@ func excluded(dir string, opts packOptions) (string, bool) {
 	return pathInside(dir, opts.Exclude)
 }
 
+// loadedOrFailed gives the loader's refusal exit status 1 (failed), for the
+// two ways pack and publish load a plugin directory.
 func loadedOrFailed(pkg *agentplugin.Package, err error) (*agentplugin.Package, error) {
 	if err != nil {
 		return nil, failed(err)
