@@ -83,7 +83,7 @@ func PackPartialTo(w io.Writer, part *snapshot.Partial, opts PackOptions) error 
 			return err
 		}
 		defer r.Close()
-		return tw.WriteFile(name, f.Mode, f.Size, r)
+		return tw.WriteFile(name, part.Mode(p), f.Size, r)
 	})
 }
 
