@@ -138,8 +138,11 @@ func TestPackPartialStopsAtAChangedFile(t *testing.T) {
 // payload. Peak heap (runtime/metrics) packing 32 MiB stays under a
 // quarter of it, and grows from packing 4 MiB by less than half the added
 // payload (holding the payload would grow it by all of it). Under the race
-// detector, which slows compression tenfold, the sizes are 2 and 8 MiB
-// against the same budget: holding the 8 MiB alone would cross it.
+// detector, which slows compression tenfold, the sizes are 4 and 16 MiB
+// against the same budget: holding the 16 MiB alone would cross it. The
+// smaller size must fill the compression pipeline (a few chunks in flight
+// per CPU): at 2 MiB it did not always, and the pipeline's own fill, not
+// the payload, then made the difference (1.9 against 5.2 MB).
 // GOMAXPROCS is 2 for the test, as on the machine the target is set on:
 // each CPU compresses with tables of its own. One pack before measuring
 // fills the compressor pools, so that both measures start alike.
@@ -148,7 +151,7 @@ func TestPackPartialMemoryFlat(t *testing.T) {
 	const budget = (32 << 20) / 4
 	small, large := 4<<20, 32<<20
 	if raceEnabled {
-		small, large = 2<<20, 8<<20
+		small, large = 4<<20, 16<<20
 	}
 	dirs := map[int]string{}
 	for _, size := range []int{small, large} {
