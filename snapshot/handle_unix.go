@@ -173,13 +173,16 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 
 // mkdir makes the directory name inside d with mode 0755 whatever the
 // umask (the process's, as the caller read it), unless it exists, and
-// opens it (never through a link).
+// opens it (never through a link). One that exists was made so by
+// whoever made it.
 func (d *dirHandle) mkdir(name string, umask fs.FileMode) (*dirHandle, error) {
-	if err := unix.Mkdirat(int(d.f.Fd()), name, 0o755); err != nil && err != unix.EEXIST {
+	err := unix.Mkdirat(int(d.f.Fd()), name, 0o755)
+	if err != nil && err != unix.EEXIST {
 		return nil, &fs.PathError{Op: "mkdirat", Path: name, Err: err}
 	}
+	made := err == nil
 	sub, err := d.openDir(name)
-	if err == nil && umask&0o755 != 0 {
+	if err == nil && made && umask&0o755 != 0 {
 		if err = unix.Fchmod(int(sub.f.Fd()), 0o755); err != nil {
 			sub.close()
 			return nil, &fs.PathError{Op: "fchmod", Path: name, Err: err}
