@@ -16,7 +16,8 @@ type tarReader struct {
 	in    io.Reader
 	lim   Limits
 	root  string
-	gnu   bool // accept GNU magic (UnpackOptions.GNUMagic)
+	gnu   bool                                    // accept GNU magic (UnpackOptions.GNUMagic)
+	sink  func(string, fs.FileMode, []byte) error // UnpackOptions.OnFile
 	files map[string][]byte
 	modes map[string]fs.FileMode
 	dirs  map[string]bool // every directory seen, explicit or implied; true when explicit
@@ -130,6 +131,9 @@ func (r *tarReader) entry() error {
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if !isDir && r.sink != nil {
+		return r.sink(rel, r.modes[rel], r.files[rel])
 	}
 	return nil
 }

@@ -29,6 +29,15 @@ type UnpackOptions struct {
 	// name and size; links, special files and extension records are refused
 	// as in USTAR.
 	GNUMagic bool
+	// OnFile, when set, is given each file as soon as the archive has
+	// delivered it and its header and padding passed every check, in
+	// archive order, while the rest of the archive is still being read:
+	// a caller can write it out meanwhile. Its path is relative to Root,
+	// and data is the slice the snapshot holds, which it must not change.
+	// Later entries may still refuse the archive (a duplicate, a conflict,
+	// a limit, trailing data), so what OnFile did must be undone when Unpack
+	// fails. An error from OnFile stops Unpack, which returns it as it is.
+	OnFile func(path string, mode fs.FileMode, data []byte) error
 }
 
 // Unpack reads a gzip-compressed USTAR archive entirely in memory and
@@ -62,6 +71,7 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 		lim:   lim,
 		root:  opts.Root,
 		gnu:   opts.GNUMagic,
+		sink:  opts.OnFile,
 		files: make(map[string][]byte),
 		modes: make(map[string]fs.FileMode),
 		dirs:  make(map[string]bool),
