@@ -21,9 +21,10 @@ func newUnpackCmd() *cobra.Command {
 		Short: "Check an archive and extract it into a new directory",
 		Long: `Unpack reads the archive FILE in memory, refusing anything but regular files
 and directories and any malformed or ambiguous header (see package archive),
-within the default limits. It then writes the files into a temporary sibling
-of DIR, flushes them to disk and renames it to DIR: DIR is either left as it
-was or complete and durable. Files are written 0755 when the archive gives
+within the default limits. It writes the files into a temporary sibling of
+DIR as they are checked, and once the whole archive is accepted flushes them
+to disk and renames the sibling to DIR; on a refusal the sibling is removed.
+DIR is either left as it was or complete and durable. Files are written 0755 when the archive gives
 them an execute bit and 0644 otherwise, whatever the archive says and
 whatever the umask, so no file is group- or world-writable. DIR must not
 exist or be an empty directory; its parent must exist. --root requires every
@@ -57,11 +58,25 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	// checks and writes.
 	digest := make(chan string, 1)
 	go func() { digest <- archive.Digest(b) }()
-	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root})
+	// Files are written into DIR's temporary sibling while the archive is
+	// still being inflated and checked. A refusal of the archive comes
+	// before any error of writing, as when nothing was written before the
+	// archive was judged: the writer reports its errors at Commit, and
+	// when it cannot start, the archive is still judged first.
+	opts := archive.UnpackOptions{Root: root}
+	w, werr := snapshot.CreateDir(dir)
+	if werr == nil {
+		defer w.Abort()
+		opts.OnFile = w.WriteFile
+	}
+	snap, err := archive.Unpack(b, opts)
 	if err != nil {
 		return failed(source.ArchiveFileError(file, err))
 	}
-	if err := snapshot.WriteDir(dir, snap); err != nil {
+	if werr != nil {
+		return usage(werr)
+	}
+	if err := w.Commit(); err != nil {
 		return usage(err)
 	}
 	res := struct {

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +126,72 @@ func TestUnpackRefusedArchiveLeavesNothing(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "unpack", filepath.Join(parent, "missing.tgz"), filepath.Join(parent, "out")); code != 2 {
 		t.Errorf("missing archive: exit %d", code)
+	}
+}
+
+// writeTarGz writes a gzip-compressed USTAR archive of the given headers,
+// in that order, each regular file with its name as its bytes, and
+// returns its path.
+func writeTarGz(t *testing.T, headers ...*tar.Header) string {
+	t.Helper()
+	var raw bytes.Buffer
+	gz := gzip.NewWriter(&raw)
+	tw := tar.NewWriter(gz)
+	for _, h := range headers {
+		h.Format = tar.FormatUSTAR
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(h.Name))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			tw.Write([]byte(h.Name))
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz.Close()
+	file := filepath.Join(t.TempDir(), "foreign.tar.gz")
+	if err := os.WriteFile(file, raw.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// Unpack writes files while it still reads the archive. A refusal that
+// comes only at the last entry, after every other file was written (a
+// late file/directory conflict of an unsorted archive, a limit, a link),
+// still exits 1 with the archive's error and leaves nothing: no DIR, no
+// temporary sibling.
+func TestUnpackRefusalAtTheLastEntryLeavesNothing(t *testing.T) {
+	var files []*tar.Header
+	for i := range 200 {
+		files = append(files, &tar.Header{Name: fmt.Sprintf("lib/d%d/f%03d", i%5, i), Typeflag: tar.TypeReg, Mode: 0o644})
+	}
+	files = append(files, &tar.Header{Name: "plugin.json", Typeflag: tar.TypeReg, Mode: 0o644})
+	deep := strings.Repeat("a/", archive.DefaultMaxDepth+1) + "f"
+	for name, c := range map[string]struct {
+		last *tar.Header
+		want string
+	}{
+		"file on a written directory":    {&tar.Header{Name: "lib/d3", Typeflag: tar.TypeReg, Mode: 0o644}, "both a file and a directory"},
+		"directory below a written file": {&tar.Header{Name: "plugin.json/x", Typeflag: tar.TypeReg, Mode: 0o644}, "both a file and a directory"},
+		"duplicate of a written file":    {&tar.Header{Name: "lib/d0/f000", Typeflag: tar.TypeReg, Mode: 0o644}, "duplicate path"},
+		"depth limit":                    {&tar.Header{Name: deep, Typeflag: tar.TypeReg, Mode: 0o644}, "MaxDepth"},
+		"symbolic link":                  {&tar.Header{Name: "z", Typeflag: tar.TypeSymlink, Linkname: "/"}, "symbolic link"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := writeTarGz(t, append(slices.Clone(files), c.last)...)
+			parent := t.TempDir()
+			code, stdout, stderr := runCLI(t, "unpack", file, filepath.Join(parent, "out"), "--json")
+			if code != 1 || errorCodeOf(t, stdout) == codeIO || !strings.Contains(stdout, c.want) {
+				t.Errorf("exit %d, want 1 and %q: %s %s", code, c.want, stdout, stderr)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Errorf("left behind: %v", entries)
+			}
+		})
 	}
 }
