@@ -42,7 +42,7 @@ type DirWriter struct {
 	top    *dirHandle
 	umask  fs.FileMode
 
-	queues []chan dirJob  // one per writer started so far
+	queues []*writerQueue // one per writer started so far
 	worker map[string]int // the writer of each directory, by package path
 	wg     sync.WaitGroup // the writers
 	seq    int            // files handed to the writers so far
@@ -65,9 +65,32 @@ type dirJob struct {
 // queue for them.
 func maxWriters() int { return min(runtime.GOMAXPROCS(0), 4) }
 
-// writerQueue is the number of files a writer may have waiting before
-// WriteFile waits for it.
-const writerQueue = 256
+// writerQueue is what WriteFile hands one writer: files in batches, as
+// waking a writer for each file cost as much CPU again as the channel
+// spared (twice the context switches, and some 6% more CPU for an
+// archive of 10,000 files).
+type writerQueue struct {
+	batches chan []dirJob
+	next    []dirJob // the batch being filled
+	bytes   int      // of the files in next
+}
+
+// A batch is handed over at writeBatch files or writeBatchBytes bytes,
+// and a writer may have queuedWrites batches waiting before WriteFile
+// waits for it.
+const (
+	writeBatch      = 32
+	writeBatchBytes = 256 << 10
+	queuedWrites    = 16
+)
+
+// flush hands the batch being filled to the writer.
+func (q *writerQueue) flush() {
+	if len(q.next) > 0 {
+		q.batches <- q.next
+		q.next, q.bytes = nil, 0
+	}
+}
 
 // CreateDir starts writing the new directory dir: it checks that dir may be
 // created (see CheckNewDir) and creates the temporary sibling that will
@@ -120,31 +143,38 @@ func (w *DirWriter) WriteFile(p string, mode fs.FileMode, data []byte) error {
 		// the directories of its files open between them.
 		i = len(w.worker) % maxWriters()
 		if i == len(w.queues) {
-			q := make(chan dirJob, writerQueue)
+			q := &writerQueue{batches: make(chan []dirJob, queuedWrites)}
 			w.queues = append(w.queues, q)
-			w.wg.Go(func() { w.write(q) })
+			w.wg.Go(func() { w.write(q.batches) })
 		}
 		w.worker[dir] = i
 	}
-	w.queues[i] <- dirJob{seq: w.seq, dir: dir, name: name, data: data, mode: FileMode(mode)}
+	q := w.queues[i]
+	q.next = append(q.next, dirJob{seq: w.seq, dir: dir, name: name, data: data, mode: FileMode(mode)})
+	q.bytes += len(data)
 	w.seq++
+	if len(q.next) >= writeBatch || q.bytes >= writeBatchBytes {
+		q.flush()
+	}
 	return nil
 }
 
 // write is one writer: it writes the files of its queue until the queue is
 // closed, and drops them once any file has failed.
-func (w *DirWriter) write(q <-chan dirJob) {
+func (w *DirWriter) write(q <-chan []dirJob) {
 	c := cursor{open: []*dirHandle{w.top}}
-	for j := range q {
-		if w.failed.Load() {
-			continue
-		}
-		d, err := c.enter(j.dir, w.umask)
-		if err == nil {
-			err = d.create(j.name, j.data, j.mode, w.umask)
-		}
-		if err != nil {
-			w.fail(j.seq, err)
+	for batch := range q {
+		for _, j := range batch {
+			if w.failed.Load() {
+				break
+			}
+			d, err := c.enter(j.dir, w.umask)
+			if err == nil {
+				err = d.create(j.name, j.data, j.mode, w.umask)
+			}
+			if err != nil {
+				w.fail(j.seq, err)
+			}
 		}
 	}
 	if err := c.leave(0); err != nil {
@@ -168,7 +198,10 @@ func (w *DirWriter) fail(seq int, err error) {
 func (w *DirWriter) finish() {
 	w.done = true
 	for _, q := range w.queues {
-		close(q)
+		if !w.failed.Load() {
+			q.flush()
+		}
+		close(q.batches)
 	}
 	w.wg.Wait()
 }
