@@ -58,25 +58,14 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	// checks and writes.
 	digest := make(chan string, 1)
 	go func() { digest <- archive.Digest(b) }()
-	// Files are written into DIR's temporary sibling while the archive is
-	// still being inflated and checked. A refusal of the archive comes
-	// before any error of writing, as when nothing was written before the
-	// archive was judged: the writer reports its errors at Commit, and
-	// when it cannot start, the archive is still judged first.
-	opts := archive.UnpackOptions{Root: root}
-	w, werr := snapshot.CreateDir(dir)
-	if werr == nil {
-		defer w.Abort()
-		opts.OnFile = w.WriteFile
-	}
-	snap, err := archive.Unpack(b, opts)
+	// Files are written while the archive is still inflated and checked.
+	out := &newDir{path: dir}
+	defer out.abort()
+	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root, OnFile: out.write})
 	if err != nil {
 		return failed(source.ArchiveFileError(file, err))
 	}
-	if werr != nil {
-		return usage(werr)
-	}
-	if err := w.Commit(); err != nil {
+	if err := out.commit(); err != nil {
 		return usage(err)
 	}
 	res := struct {
