@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
@@ -17,6 +18,13 @@ import (
 type PullOptions struct {
 	Limits Limits
 	Load   agentplugin.Options
+	// OnFile, when set, is given each file of the layer, its path without
+	// the NAME/ folder, as the layer is unpacked (see
+	// archive.UnpackOptions.OnFile): only once the layer matched its
+	// digest, but before the plugin is loaded and compared with the config,
+	// which may still refuse it. A caller writing the files must undo them
+	// when Pull fails.
+	OnFile func(path string, mode fs.FileMode, data []byte) error
 }
 
 // Plugin is a plugin read from an OCI source and checked against the
@@ -35,7 +43,8 @@ type Plugin struct {
 
 // Pull resolves ref in src (see Resolve) and reads the plugin manifest,
 // config and layer, refusing anything the profile does not allow (see the
-// package documentation) before it is used. Nothing is written anywhere.
+// package documentation) before it is used. Pull writes nothing: a caller
+// may, through OnFile.
 func Pull(ctx context.Context, src Source, ref string, opts PullOptions) (*Plugin, error) {
 	if r, ok := src.(*Repository); ok {
 		if tag, dgst := splitSelector(ref); tag != "" && dgst == "" {
@@ -124,7 +133,7 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 		return nil, fmt.Errorf("layer: %w", layer.err)
 	}
 	p.Layer = layer.b
-	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true})
+	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true, OnFile: opts.OnFile})
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
 	}

@@ -61,6 +61,11 @@ type Options struct {
 	// OCILimits bound an OCI manifest and config; the layer is bounded and
 	// unpacked by Limits.
 	OCILimits oci.Limits
+	// OnFile is given each file of an OCI or OCI layout source's layer as
+	// it is unpacked (see oci.PullOptions.OnFile), so that a caller can
+	// write the plugin while it is checked; it must undo what it wrote
+	// when Open fails. Other kinds of source never call it.
+	OnFile func(path string, mode fs.FileMode, data []byte) error
 }
 
 // Errors of Open.
@@ -160,7 +165,7 @@ func openOCI(ctx context.Context, src Source, opts Options) (*Plugin, error) {
 	defer store.Close()
 	lim := opts.OCILimits
 	lim.Archive = opts.Limits
-	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load})
+	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load, OnFile: opts.OnFile})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}

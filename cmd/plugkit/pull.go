@@ -38,8 +38,9 @@ artifact against the plugin profile before using it (manifest, config and
 layer types, sizes and digests against their descriptors, limits, the
 config against plugin.json, every layer entry under NAME/), unpacks and
 validates the plugin in memory, and writes it without the NAME/ folder into
-a temporary sibling of DIR renamed into place. DIR must not exist or be an
-empty directory; on any refusal nothing is written.
+a temporary sibling of DIR (as the layer is unpacked), renamed into place
+once the plugin is accepted. DIR must not exist or be an empty directory;
+on any refusal the sibling is removed and DIR left as it was.
 
 A layout that lists several plugins is read only by digest. Registries are
 reached over HTTPS (--plain-http for HTTP) with the credentials of the
@@ -67,12 +68,15 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			if err != nil {
 				return usage(err)
 			}
-			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote})
+			// Files are written while the layer is unpacked, and removed
+			// if the plugin is then refused.
+			out := &newDir{path: args[1]}
+			defer out.abort()
+			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote, OnFile: out.write})
 			if err != nil {
 				return explain(cmd, ociFailure(ref, err))
 			}
-
-			if err := snapshot.WriteDir(args[1], p.Package.Snapshot); err != nil {
+			if err := out.commit(); err != nil {
 				return usage(err)
 			}
 			res := pullResult{Reference: ref.String(), Digest: p.Identity, Name: p.Package.Name, Version: p.Package.Version,
