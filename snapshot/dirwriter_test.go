@@ -78,6 +78,19 @@ func manyFilesOf(n int) (map[string][]byte, map[string]fs.FileMode) {
 	return files, modes
 }
 
+// oneFileWriter starts writing dir, with one file handed over.
+func oneFileWriter(t *testing.T, dir string) *snapshot.DirWriter {
+	t.Helper()
+	w, err := snapshot.CreateDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFile("plugin.json", 0o644, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // Files handed over in any order, the files of a directory scattered among
 // those of others as in a foreign archive, come out as WriteDir writes
 // them in byte order.
@@ -202,11 +215,7 @@ func TestDirWriterWriteFailureFailsCommit(t *testing.T) {
 // rather than commit a tree without that file.
 func TestDirWriterInvalidPathFailsCommit(t *testing.T) {
 	parent := t.TempDir()
-	w, err := snapshot.CreateDir(filepath.Join(parent, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.WriteFile("a", 0o644, []byte("a"))
+	w := oneFileWriter(t, filepath.Join(parent, "out"))
 	if err := w.WriteFile("../escape", 0o644, nil); !errors.Is(err, snapshot.ErrInvalidPath) {
 		t.Errorf("WriteFile(../escape) = %v", err)
 	}
@@ -232,15 +241,11 @@ func TestDirWriterDirAppearedMeanwhile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "out")
-			w, err := snapshot.CreateDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.WriteFile("plugin.json", 0o644, []byte("{}"))
+			w := oneFileWriter(t, dir)
 			if err := appear(dir); err != nil {
 				t.Fatal(err)
 			}
-			err = w.Commit()
+			err := w.Commit()
 			if err == nil || strings.Contains(err.Error(), ".tmp-") {
 				t.Fatalf("Commit = %v, want a refusal naming %s", err, dir)
 			}
@@ -258,13 +263,8 @@ func TestDirWriterDirAppearedMeanwhile(t *testing.T) {
 		})
 	}
 	// An empty directory made meanwhile is as good as one there before.
-	parent := t.TempDir()
-	dir := filepath.Join(parent, "out")
-	w, err := snapshot.CreateDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.WriteFile("plugin.json", 0o644, []byte("{}"))
+	dir := filepath.Join(t.TempDir(), "out")
+	w := oneFileWriter(t, dir)
 	os.Mkdir(dir, 0o755)
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
