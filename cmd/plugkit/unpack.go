@@ -22,11 +22,12 @@ func newUnpackCmd() *cobra.Command {
 		Long: `Unpack reads the archive FILE in memory, refusing anything but regular files
 and directories and any malformed or ambiguous header (see package archive),
 within the default limits. It writes the files into a temporary sibling of
-DIR as they are checked, and once the whole archive is accepted flushes them
-to disk and renames the sibling to DIR; on a refusal the sibling is removed.
-DIR is either left as it was or complete and durable. Files are written 0755 when the archive gives
-them an execute bit and 0644 otherwise, whatever the archive says and
-whatever the umask, so no file is group- or world-writable. DIR must not
+DIR as they are checked and, once the whole archive is accepted, flushes
+them to disk and renames the sibling to DIR; on a refusal the sibling is
+removed. DIR is either left as it was or complete and durable. Files are
+written 0755 when the archive gives them an execute bit and 0644 otherwise,
+whatever the archive says and whatever the umask, so no file is group- or
+world-writable. DIR must not
 exist or be an empty directory; its parent must exist. --root requires every
 entry under that folder and strips it.
 
