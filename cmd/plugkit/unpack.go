@@ -27,9 +27,8 @@ them to disk and renames the sibling to DIR; on a refusal the sibling is
 removed. DIR is either left as it was or complete and durable. Files are
 written 0755 when the archive gives them an execute bit and 0644 otherwise,
 whatever the archive says and whatever the umask, so no file is group- or
-world-writable. DIR must not
-exist or be an empty directory; its parent must exist. --root requires every
-entry under that folder and strips it.
+world-writable. DIR must not exist or be an empty directory; its parent
+must exist. --root requires every entry under that folder and strips it.
 
 Exit status: 0 extracted, 1 the archive is refused, 2 usage or I/O error
 (DIR not empty included).`,
