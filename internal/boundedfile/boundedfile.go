@@ -4,6 +4,7 @@
 package boundedfile
 
 import (
+	"bytes"
 	"io"
 	"os"
 
@@ -19,17 +20,34 @@ func Read(path string, limit int64, limitName string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadAll(f, limit, limitName, path)
+	// One buffer of the file's size, and room to see its end, is read into
+	// at once: io.ReadAll reads into chunks growing by half and copies them
+	// into a final slice, twice the memory, which for plugkit unpack's
+	// 22 MB archive took 42-154 ms against 16-20 ms (tmpfs, 6 alternating
+	// runs). A size that is wrong (a file growing meanwhile, a /proc file
+	// that says 0) costs only growing the buffer.
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), limit)) + 1
+	}
+	return readAll(f, size, limit, limitName, path)
 }
 
 // ReadAll is Read of a file already open, or of a member of an archive:
 // it reads r to the end, or to one byte past limit, which is then a
 // *snapshot.LimitError naming limitName and path.
 func ReadAll(r io.Reader, limit int64, limitName, path string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	return readAll(r, 0, limit, limitName, path)
+}
+
+// readAll is ReadAll into a buffer of size bytes at first.
+func readAll(r io.Reader, size int, limit int64, limitName, path string) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > limit {
 		return nil, &snapshot.LimitError{Limit: limitName, Value: limit, Path: path}
 	}

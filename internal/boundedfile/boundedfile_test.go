@@ -30,6 +30,22 @@ func TestRead(t *testing.T) {
 	}
 }
 
+// A file whose size says less than it holds (a /proc file says 0) is read
+// whole all the same, and still held to the limit.
+func TestReadFileLargerThanItsSize(t *testing.T) {
+	const proc = "/proc/self/status"
+	if fi, err := os.Stat(proc); err != nil || fi.Size() != 0 {
+		t.Skipf("%s is not a file whose size says 0 here (%v)", proc, err)
+	}
+	b, err := Read(proc, 1<<20, "MaxThing")
+	if err != nil || !strings.Contains(string(b), "\nUmask:") {
+		t.Fatalf("read %d bytes (%v), want the whole status", len(b), err)
+	}
+	if _, err := Read(proc, int64(len(b)/2), "MaxThing"); !errors.Is(err, snapshot.ErrLimit) {
+		t.Errorf("past the limit: %v", err)
+	}
+}
+
 // ReadAll bounds a reader as Read bounds a file, naming the path it is
 // given.
 func TestReadAll(t *testing.T) {
