@@ -8,6 +8,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+
+	"github.com/plugkit/plugkit/archive"
 )
 
 // fetchVerified reads the content desc describes, refusing before it is
@@ -41,7 +43,7 @@ func fetchVerified(ctx context.Context, src content.Fetcher, desc ocispec.Descri
 // digest is not sha256 or whose size is negative or over limit (named
 // limitName).
 func checkDescriptor(desc ocispec.Descriptor, limit int64, limitName string) error {
-	if err := desc.Digest.Validate(); err != nil || desc.Digest.Algorithm() != digest.SHA256 {
+	if !isSHA256(desc.Digest) {
 		return fmt.Errorf("%w: digest %q is not a sha256 digest", ErrDescriptor, desc.Digest)
 	}
 	if desc.Size < 0 {
@@ -51,6 +53,14 @@ func checkDescriptor(desc ocispec.Descriptor, limit int64, limitName string) err
 		return &LimitError{Limit: limitName, Value: limit, Path: desc.Digest.String()}
 	}
 	return nil
+}
+
+// isSHA256 reports whether d is a valid sha256 digest, as d.Validate and
+// d.Algorithm would, without the regular expression Validate runs for
+// every digest (a few percent of an export's CPU time).
+func isSHA256(d digest.Digest) bool {
+	_, err := archive.ParseDigest(string(d))
+	return err == nil
 }
 
 // sizeLie is the error of content of n bytes, where n is desc.Size+1 when
