@@ -16,6 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
@@ -135,7 +136,8 @@ func exportOne(ctx context.Context, it ExportItem, st *stage, opts ExportOptions
 	if err != nil {
 		return nil, err
 	}
-	refs, err := copyReferrers(ctx, it.Source, st.from(it.Source), p.Descriptor)
+	from := st.from(it.Source)
+	refs, err := copyReferrers(ctx, it.Source, from, p.Descriptor, from.preCopy())
 	if err != nil {
 		return nil, err
 	}
@@ -326,13 +328,20 @@ type stageFrom struct {
 	local bool
 }
 
-// Push stages a blob of the source, r left unread when the source is
-// local (oras-go's copy opens it all the same).
-func (s stageFrom) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
-	if s.local {
-		return s.later(desc)
+// preCopy is the PreCopy of oras-go's copy into s: a blob of a local
+// source is staged to be read later, and oras-go skips it, neither
+// opening nor pushing it. Nil for other sources, whose blobs oras-go
+// pushes.
+func (s stageFrom) preCopy() func(context.Context, ocispec.Descriptor) error {
+	if !s.local {
+		return nil
 	}
-	return s.stage.Push(ctx, desc, r)
+	return func(_ context.Context, desc ocispec.Descriptor) error {
+		if err := s.later(desc); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return err
+		}
+		return oras.SkipNode
+	}
 }
 
 // add stages a blob of the source its descriptor names, once checked
