@@ -403,6 +403,9 @@ func (s *stage) writeTar(ctx context.Context, w io.Writer, index []byte) error {
 	}
 	tw := archive.NewTarWriter(w)
 	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if err := ctx.Err(); err != nil { // interrupted: the tar is discarded
+			return err
+		}
 		if err := writeBlob(ctx, tw, name, names[name], s.f); err != nil {
 			return err
 		}

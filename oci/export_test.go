@@ -250,3 +250,23 @@ func TestExportRefusesReferrerLies(t *testing.T) {
 		})
 	}
 }
+
+// cancelingWriter cancels its context at the first byte written.
+type cancelingWriter struct{ cancel context.CancelFunc }
+
+func (w cancelingWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return len(p), nil
+}
+
+// An export interrupted while it writes the tar stops at the next blob
+// with the context's error, the tar unfinished.
+func TestExportStopsWhenInterrupted(t *testing.T) {
+	golden, _ := oci.OpenLayout(context.Background(), signedTar, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := oci.Export(ctx, cancelingWriter{cancel}, []oci.ExportItem{{Source: golden, Selector: "1.2.0"}}, t.TempDir(), oci.ExportOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Export = %v, want context.Canceled", err)
+	}
+}
