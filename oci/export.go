@@ -256,6 +256,16 @@ func (s *stage) has(desc ocispec.Descriptor) (bool, error) {
 	return ok, nil
 }
 
+// absent refuses a blob already staged (errdef.ErrAlreadyExists) or
+// staged with another size (see has). Called under mu.
+func (s *stage) absent(desc ocispec.Descriptor) error {
+	ok, err := s.has(desc)
+	if err == nil && ok {
+		err = fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
+	}
+	return err
+}
+
 // Push appends the blob; one already staged is errdef.ErrAlreadyExists.
 func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) error {
 	if _, err := blobName(desc.Digest); err != nil {
@@ -263,10 +273,7 @@ func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ok, err := s.has(desc); err != nil || ok {
-		if err == nil {
-			err = fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
-		}
+	if err := s.absent(desc); err != nil {
 		return err
 	}
 	vr := newVerifyReader(r, desc)
@@ -382,10 +389,7 @@ func (s stageFrom) later(desc ocispec.Descriptor) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ok, err := s.has(desc); err != nil || ok {
-		if err == nil {
-			err = fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
-		}
+	if err := s.absent(desc); err != nil {
 		return err
 	}
 	s.blobs[desc.Digest] = stagedBlob{src: s.src, desc: desc, size: desc.Size}

@@ -198,6 +198,15 @@ func TestExportChecksWithoutUnpacking(t *testing.T) {
 	}
 }
 
+// referrer lists in l, untagged, a signature of subject whose one layer
+// is layer, and its empty config.
+func referrer(l *layoutBuilder, subject, layer ocispec.Descriptor) {
+	l.manifest(oci.ManifestMediaType, map[string]any{
+		"schemaVersion": 2, "mediaType": oci.ManifestMediaType, "artifactType": "application/vnd.example.signature",
+		"config": l.blob("application/vnd.oci.empty.v1+json", []byte("{}")), "layers": []ocispec.Descriptor{layer}, "subject": subject,
+	}, "")
+}
+
 // The same digest listed with two sizes (here a referrer's layer that is
 // also the plugin's layer, with a size one less) is refused: one of the
 // descriptors lies, and the blob is written once.
@@ -208,11 +217,7 @@ func TestExportRefusesOneDigestOfTwoSizes(t *testing.T) {
 	plugin := l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
 	short := layer
 	short.Size--
-	empty := l.blob("application/vnd.oci.empty.v1+json", []byte("{}"))
-	l.manifest(oci.ManifestMediaType, map[string]any{
-		"schemaVersion": 2, "mediaType": oci.ManifestMediaType, "artifactType": "application/vnd.example.signature",
-		"config": empty, "layers": []ocispec.Descriptor{short}, "subject": plugin,
-	}, "")
+	referrer(l, plugin, short)
 	items := []oci.ExportItem{{Source: l.open(), Selector: "x"}}
 	for _, check := range []bool{false, true} {
 		if _, err := oci.Export(context.Background(), io.Discard, items, t.TempDir(), oci.ExportOptions{Check: check}); !errors.Is(err, oci.ErrDescriptor) {
@@ -236,11 +241,7 @@ func TestExportRefusesReferrerLies(t *testing.T) {
 			} else {
 				sig.Size += 3
 			}
-			empty := l.blob("application/vnd.oci.empty.v1+json", []byte("{}"))
-			l.manifest(oci.ManifestMediaType, map[string]any{
-				"schemaVersion": 2, "mediaType": oci.ManifestMediaType, "artifactType": "application/vnd.example.signature",
-				"config": empty, "layers": []ocispec.Descriptor{sig}, "subject": plugin,
-			}, "")
+			referrer(l, plugin, sig)
 			items := []oci.ExportItem{{Source: l.open(), Selector: "x"}}
 			for _, check := range []bool{false, true} {
 				if _, err := oci.Export(context.Background(), io.Discard, items, t.TempDir(), oci.ExportOptions{Check: check}); !errors.Is(err, oci.ErrDescriptor) {
