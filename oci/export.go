@@ -67,10 +67,7 @@ type ExportOptions struct {
 // elsewhere are staged, in memory or in a temporary file in tmpDir (""
 // for the system's) removed on return.
 func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string, opts ExportOptions) ([]*Copied, error) {
-	st, err := newStage(tmpDir)
-	if err != nil {
-		return nil, err
-	}
+	st := newStage(tmpDir)
 	defer st.remove()
 	copied, err := copyAll(ctx, items, st, opts)
 	if err != nil {
@@ -183,11 +180,13 @@ func exportPlugin(ctx context.Context, it ExportItem, st *stage, opts ExportOpti
 // there; others are appended to one spool file, each checked against its
 // descriptor as it is written. Staging each blob as a file of its own
 // (through a temporary file synced and renamed into place), as a layout
-// directory does, cost more than the rest of an export. A stage keeps no
-// tags.
+// directory does, cost more than the rest of an export. The spool file is
+// made by the first blob appended, in dir: an export from layouts makes
+// none. A stage keeps no tags.
 type stage struct {
-	f     *os.File
+	dir   string
 	mu    sync.Mutex // held while a blob is appended
+	f     *os.File   // the spool file, or nil
 	end   int64
 	buf   []byte // the copy buffer of Push, used under mu
 	blobs map[digest.Digest]stagedBlob
@@ -224,18 +223,16 @@ func (b stagedBlob) open(ctx context.Context, spool *os.File) (io.ReadCloser, *v
 	return io.NopCloser(io.NewSectionReader(spool, b.offset, b.size)), nil, nil
 }
 
-func newStage(dir string) (*stage, error) {
-	f, err := os.CreateTemp(dir, ".plugkit-export-*")
-	if err != nil {
-		return nil, err
-	}
-	return &stage{f: f, blobs: map[digest.Digest]stagedBlob{}}, nil
+func newStage(dir string) *stage {
+	return &stage{dir: dir, blobs: map[digest.Digest]stagedBlob{}}
 }
 
-// remove deletes the spool file.
+// remove deletes the spool file, if any.
 func (s *stage) remove() {
-	s.f.Close()
-	os.Remove(s.f.Name())
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
 }
 
 // keep stages b, the verified content of desc, in memory.
@@ -276,10 +273,14 @@ func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) er
 	if err := s.absent(desc); err != nil {
 		return err
 	}
-	vr := newVerifyReader(r, desc)
-	if s.buf == nil {
-		s.buf = make([]byte, 32<<10)
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, ".plugkit-export-*")
+		if err != nil {
+			return err
+		}
+		s.f, s.buf = f, make([]byte, 32<<10)
 	}
+	vr := newVerifyReader(r, desc)
 	_, err := io.CopyBuffer(io.NewOffsetWriter(s.f, s.end), vr, s.buf)
 	if err = vr.verdict(err); err != nil {
 		return fmt.Errorf("%s: %w", desc.Digest, err) // the next blob overwrites what was written
@@ -300,11 +301,12 @@ func (s *stage) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error)
 func (s *stage) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
 	s.mu.Lock()
 	b, ok := s.blobs[desc.Digest]
+	spool := s.f
 	s.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", desc.Digest, errdef.ErrNotFound)
 	}
-	rc, _, err := b.open(ctx, s.f)
+	rc, _, err := b.open(ctx, spool)
 	return rc, err
 }
 

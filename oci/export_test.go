@@ -271,3 +271,16 @@ func TestExportStopsWhenInterrupted(t *testing.T) {
 		t.Fatalf("Export = %v, want context.Canceled", err)
 	}
 }
+
+// An export from layouts stages nothing on disk: the blobs go from the
+// layouts' files into the tar, so that a directory for staging is never
+// made (here it does not even exist).
+func TestExportFromLayoutsStagesNothing(t *testing.T) {
+	golden, _ := oci.OpenLayout(context.Background(), signedTar, false)
+	items := []oci.ExportItem{{Source: golden, Selector: "1.2.0"}, {Source: otherPlugin(t), Selector: "0.1.0"}}
+	for _, check := range []bool{false, true} {
+		if _, err := oci.Export(context.Background(), io.Discard, items, filepath.Join(t.TempDir(), "missing"), oci.ExportOptions{Check: check}); err != nil {
+			t.Errorf("Check %v: %v", check, err)
+		}
+	}
+}
