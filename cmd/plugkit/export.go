@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -107,13 +106,13 @@ func runExport(cmd *cobra.Command, f ociFlags, opts oci.ExportOptions, refArgs [
 	}
 	defer out.Abort()
 	digest := archive.NewDigestWriter()
-	buf := bufio.NewWriterSize(io.MultiWriter(out, digest), 1<<20)
+	buf := newAheadWriter(io.MultiWriter(out, digest), 1<<20)
 	copied, err := oci.Export(ctx, buf, items, filepath.Dir(file), opts)
+	if werr := buf.Close(); err == nil && werr != nil {
+		return usage(werr)
+	}
 	if err != nil {
 		return ociFailure(oci.Reference{}, err)
-	}
-	if err := buf.Flush(); err != nil {
-		return usage(err)
 	}
 	if err := out.Commit(); err != nil {
 		return usage(err)
