@@ -41,20 +41,19 @@ func newExportCmd() *cobra.Command {
 		Short: "Write plugins, their blobs and all their referrers as one air-gap layout tar",
 		Long: `Export reads each plugin REF names (oci:// or oci-layout:) and writes
 FILE.tar: an OCI image layout holding the plugins, their blobs and every
-referrer above them (signatures, attestations), as a plain
-deterministic tar (regular files only, mode 0644, uid/gid 0, mtime 0, sorted
-names). index.json lists each plugin under org.opencontainers.image.ref.name
+referrer above them (signatures, attestations), as a plain deterministic
+tar (regular files only, mode 0644, uid/gid 0, mtime 0, sorted names). index.json lists each plugin under org.opencontainers.image.ref.name
 = its tag, or REPOSITORY:TAG when there are several (a layout's file name
 stands for its repository), and every referrer untagged with its
 artifactType. The same content always gives the same bytes. The file is
 written to a temporary sibling and renamed: it is complete or absent.
 
-Export checks what it carries, at disk speed: each plugin manifest against
-the plugin profile (media types, artifactType, one layer of the layer
-type, sizes and limits), its config, and the size and digest of every blob
-it writes (manifests, configs, layers, referrers). It does not open the
-layer's archive: whoever imports the tar does (copy, pull and install
-refuse a bad one). With --check, each plugin is also checked as pull
+Export checks what it carries without unpacking it: each plugin manifest
+against the plugin profile (media types, artifactType, one layer of the
+layer type, sizes and limits), its config, and the size and digest of
+every blob it writes (manifests, configs, layers, referrers). It does not
+open the layer's archive: whoever imports the tar does (copy, pull and
+install refuse a bad one). With --check, each plugin is also checked as pull
 checks it: its layer unpacked and validated, and its config compared with
 its plugin.json. On any refusal, FILE is not written.
 
