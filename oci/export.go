@@ -145,9 +145,9 @@ func exportOne(ctx context.Context, it ExportItem, st *stage, opts ExportOptions
 // With Check, Pull reads and checks it, and the blobs it holds in memory
 // for the returned Plugin are staged as they are, neither copied nor
 // hashed again. Without, the manifest and config are read and checked,
-// and the layer, its descriptor checked against the limits, is staged as
-// its source allows (stageFrom.add); the Plugin returned has neither
-// Layer nor Package.
+// and the layer, its descriptor checked against the limits by
+// readManifest, is staged as its source allows (stageFrom.add); the
+// Plugin returned has neither Layer nor Package.
 func exportPlugin(ctx context.Context, it ExportItem, st *stage, opts ExportOptions) (*Plugin, error) {
 	var p *Plugin
 	var err error
@@ -353,14 +353,11 @@ func (s stageFrom) preCopy() func(context.Context, ocispec.Descriptor) error {
 	}
 }
 
-// add stages a blob of the source its descriptor names, once checked
-// against limit (named limitName): a local one to be read when the tar is
-// written, any other read now, checked and kept in memory (as Pull keeps
-// a layer), so that the transfers from registries overlap.
+// add stages a blob of the source its descriptor names, a descriptor
+// checked against limit (named limitName) already: a local one to be read
+// when the tar is written, any other read now, checked and kept in memory
+// (as Pull keeps a layer), so that the transfers from registries overlap.
 func (s stageFrom) add(ctx context.Context, desc ocispec.Descriptor, limit int64, limitName string) error {
-	if err := checkDescriptor(desc, limit, limitName); err != nil {
-		return err
-	}
 	if s.local {
 		if err := s.later(desc); !errors.Is(err, errdef.ErrAlreadyExists) {
 			return err
