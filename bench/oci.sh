@@ -9,7 +9,8 @@
 #           and vs oras pull + tar -xzf of the layer (transfer, then extraction), and
 #           that followed by sync -f (plugkit pull makes its tree durable; tar does not)
 #   export: plugkit export of 100 plugins, each with a referrer, from a layout into one
-#           tar  vs  tar -cf of the same layout directory (disk speed), and that
+#           tar (and export --check, which also unpacks and validates every layer)
+#           vs  tar -cf of the same layout directory (disk speed), and that
 #           followed by sync -f (export syncs its file; tar does not), and how much of
 #           it is plugkit's start-up (plugkit version); for 100 small plugins (20 files,
 #           60 KB: the fixed costs) and for 100 typical ones (where throughput shows)
@@ -150,11 +151,12 @@ for spec in "100x 20 60000" "100x600K 50 600000"; do
 		(cd "$work" && "$oras" attach --oci-layout --artifact-type application/vnd.example.signature "$lay@$d" "sig$i.txt" >/dev/null)
 		digests+=("oci-layout:$lay@$d")
 	done
-	unset pk_export raw_export rawsync_export cpu_pk_export cpu_raw_export cpu_rawsync_export pk_start cpu_pk_start
+	unset pk_export pk_check raw_export rawsync_export cpu_pk_export cpu_pk_check cpu_raw_export cpu_rawsync_export pk_start cpu_pk_start
 	# export syncs its file before the rename; tar_cfs does the same flush.
 	tar_cfs() { tar -cf "$work/raw.tar" -C "$lay" . && sync -f "$work/raw.tar"; }
 	for _ in $(seq "$RUNS"); do
 		best pk_export "$work/plugkit" export "${digests[@]}" "$work/many.tar"
+		best pk_check "$work/plugkit" export --check "${digests[@]}" "$work/many.tar"
 		best raw_export tar -cf "$work/raw.tar" -C "$lay" .
 		best rawsync_export tar_cfs
 		best pk_start "$work/plugkit" version
@@ -164,6 +166,8 @@ for spec in "100x 20 60000" "100x600K 50 600000"; do
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" export "$pk_export" "$rawsync_export" "$(ratio "$pk_export" "$rawsync_export")" \
 		"vs tar -cf && sync -f, durable as export is"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "exp cpu" "$cpu_pk_export" "$cpu_raw_export" "$(ratio "$cpu_pk_export" "$cpu_raw_export")" "user+sys"
+	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "--check" "$pk_check" "$raw_export" "$(ratio "$pk_check" "$raw_export")" \
+		"export --check (every layer unpacked and validated, as pull does; CPU $cpu_pk_check s) vs tar -cf"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "start" "$pk_start" "$pk_export" "$(ratio "$pk_start" "$pk_export")" "of the export, plugkit's start-up (plugkit version; CPU $cpu_pk_start s)"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -76,9 +76,17 @@ HEX=${DIGEST#sha256:}
 BLOB="$WORK/data/blobs/sha256/${HEX:0:2}/$HEX"
 echo "artifact $DIGEST, $SIZE bytes" >&2
 # A second server on the same data, with the resolve cache off: every
-# resolve reads SQLite.
+# resolve reads SQLite. It starts alone on the database, as after a
+# restart, and only reads: a server that opens a database no process has
+# open finds an empty WAL, whose index SQLite rebuilds without the
+# database's size until the next commit (sqlite.Open makes one). The first
+# server then starts again beside it.
+kill "$BASE_PID"
+wait "$BASE_PID" 2>/dev/null || true
 serve nocache --resolve-cache-ttl 0
 NOCACHE=$URL NOCACHE_PID=$PID
+serve cached
+BASE=$URL BASE_PID=$PID
 
 SPORT=$(free_port)
 "$WORK/servefile" "127.0.0.1:$SPORT" "$BLOB" >"$WORK/servefile.out" 2>&1 &

@@ -45,7 +45,7 @@ func CopyPulled(ctx context.Context, src GraphSource, p *Plugin, dst Target, tag
 	if _, err := Push(ctx, dst, &p.Artifact, tag); err != nil {
 		return nil, err
 	}
-	refs, err := copyReferrers(ctx, src, dst, p.Descriptor)
+	refs, err := copyReferrers(ctx, src, dst, p.Descriptor, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +53,12 @@ func CopyPulled(ctx context.Context, src GraphSource, p *Plugin, dst Target, tag
 }
 
 // copyReferrers copies the referrers above node and returns their
-// descriptors.
-func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+// descriptors; preCopy, when not nil, is oras-go's PreCopy.
+func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispec.Descriptor, preCopy func(context.Context, ocispec.Descriptor) error) ([]ocispec.Descriptor, error) {
 	var mu sync.Mutex
 	var found []ocispec.Descriptor
 	opts := oras.ExtendedCopyGraphOptions{
+		CopyGraphOptions: oras.CopyGraphOptions{PreCopy: preCopy},
 		FindPredecessors: func(ctx context.Context, s content.ReadOnlyGraphStorage, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 			refs, err := referrersOf(ctx, s, desc)
 			mu.Lock()

@@ -49,5 +49,8 @@
 // Copy carries a plugin and all its referrers (signatures, attestations,
 // transitively) between targets with digests unchanged; Export writes
 // plugins, their blobs and their referrers as one deterministic OCI layout
-// tar for air-gapped registries.
+// tar for air-gapped registries. Export checks what it carries (each plugin
+// manifest against the profile, its config, the size and digest of every
+// blob it writes, the limits) but, unless ExportOptions.Check, not the
+// archive inside the layer: whoever imports the tar reads it as Pull does.
 package oci

@@ -3,6 +3,7 @@ package oci
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
@@ -33,20 +35,39 @@ type ExportItem struct {
 // layoutFile is the oci-layout file of every layout this package writes.
 const layoutFile = `{"imageLayoutVersion":"1.0.0"}`
 
+// ExportOptions control Export. The zero value checks what it transports
+// with the default limits and leaves the layers' archives to whoever
+// imports the tar.
+type ExportOptions struct {
+	// PullOptions are the limits of what is read and, with Check, how
+	// plugins are loaded.
+	PullOptions
+	// Check reads every plugin as Pull does: its layer is also unpacked,
+	// checked against its config and loaded. Without it, Export checks
+	// each plugin manifest against the profile (media types,
+	// artifactType, one layer of the layer type, sizes and limits), the
+	// config, and the size and digest of every blob it writes, but not
+	// the archive inside the layer: copy, pull and install check that
+	// when they read the tar.
+	Check bool
+}
+
 // Export writes the air-gap file: an OCI image layout holding the plugins,
-// their blobs and all their referrers, as a plain tar stream on w. Every
-// plugin is checked as Pull checks it. The tar holds regular files only,
-// mode 0644, uid/gid 0, mtime 0, sorted names: blobs/sha256/..., index.json
-// (sorted: each plugin under its Name, every referrer untagged with its
-// artifactType, since a layout reader finds nothing index.json does not
-// list) and oci-layout. The same content always gives the same bytes.
-// Blobs are staged in a temporary file in tmpDir ("" for the system's),
-// removed on return.
-func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string, opts PullOptions) ([]*Copied, error) {
-	st, err := newStage(tmpDir)
-	if err != nil {
-		return nil, err
-	}
+// their blobs and all their referrers, as a plain tar stream on w. The
+// tar holds regular files only, mode 0644, uid/gid 0, mtime 0, sorted
+// names: blobs/sha256/..., index.json (sorted: each plugin under its
+// Name, every referrer untagged with its artifactType, since a layout
+// reader finds nothing index.json does not list) and oci-layout. The same
+// content always gives the same bytes, with or without opts.Check.
+//
+// Every plugin is checked (see ExportOptions) before anything is written
+// on w, except the size and digest of blobs read from a layout (*Layout),
+// which are checked as they are copied from it into the tar: after an
+// error, w holds a partial tar, to be discarded. Blobs read from
+// elsewhere are staged, in memory or in a temporary file in tmpDir (""
+// for the system's) removed on return.
+func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string, opts ExportOptions) ([]*Copied, error) {
+	st := newStage(tmpDir)
 	defer st.remove()
 	copied, err := copyAll(ctx, items, st, opts)
 	if err != nil {
@@ -72,17 +93,18 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 	if err != nil {
 		return nil, err
 	}
-	if err := st.writeTar(w, index); err != nil {
+	if err := st.writeTar(ctx, w, index); err != nil {
 		return nil, err
 	}
 	return copied, nil
 }
 
 // copyAll copies the items into st, as many at once as there are CPUs:
-// checking each plugin (unpacking and loading it) is most of an export's
-// work. After a failure the error returned is that of the first item, in
-// the order given, among those that failed.
-func copyAll(ctx context.Context, items []ExportItem, st *stage, opts PullOptions) ([]*Copied, error) {
+// with Check, unpacking and loading each plugin is most of an export's
+// work; without, from a registry, each blob is a round trip. After a
+// failure the error returned is that of the first item, in the order
+// given, among those that failed.
+func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
 	var g errgroup.Group
@@ -104,66 +126,113 @@ func copyAll(ctx context.Context, items []ExportItem, st *stage, opts PullOption
 	return copied, nil
 }
 
-// exportOne is Copy into a stage: the plugin's three blobs, which Pull has
-// read and checked and which stay in memory for the returned Copied, are
-// staged as they are, neither copied nor hashed again; the referrers are
-// copied by oras.
-func exportOne(ctx context.Context, it ExportItem, st *stage, opts PullOptions) (*Copied, error) {
-	p, err := Pull(ctx, it.Source, it.Selector, opts)
+// exportOne is Copy into a stage: the plugin's three blobs
+// (exportPlugin), then the referrers, copied by oras.
+func exportOne(ctx context.Context, it ExportItem, st *stage, opts ExportOptions) (*Copied, error) {
+	p, err := exportPlugin(ctx, it, st, opts)
 	if err != nil {
 		return nil, err
 	}
-	st.keep(p.ConfigDescriptor, p.Config)
-	st.keep(p.LayerDescriptor, p.Layer)
-	st.keep(p.Descriptor, p.Manifest)
-	refs, err := copyReferrers(ctx, it.Source, st, p.Descriptor)
+	from := st.from(it.Source)
+	refs, err := copyReferrers(ctx, it.Source, from, p.Descriptor, from.preCopy())
 	if err != nil {
 		return nil, err
 	}
 	return &Copied{Plugin: p, Referrers: refs}, nil
 }
 
-// stage is where Export gathers blobs before it writes the tar: one spool
-// file they are appended to, each checked against its descriptor as it is
-// written, and where each lies in it. Staging each blob as a file of its
-// own (through a temporary file synced and renamed into place), as a
-// layout directory does, cost more than the rest of an export. The blobs
-// of the plugins themselves, already in memory, are kept there. A stage
-// keeps no tags.
+// exportPlugin checks the plugin it names and stages its three blobs.
+// With Check, Pull reads and checks it, and the blobs it holds in memory
+// for the returned Plugin are staged as they are, neither copied nor
+// hashed again. Without, the manifest and config are read and checked,
+// and the layer, its descriptor checked against the limits by
+// readManifest, is staged as its source allows (stageFrom.add); the
+// Plugin returned has neither Layer nor Package.
+func exportPlugin(ctx context.Context, it ExportItem, st *stage, opts ExportOptions) (*Plugin, error) {
+	var p *Plugin
+	var err error
+	if opts.Check {
+		if p, err = Pull(ctx, it.Source, it.Selector, opts.PullOptions); err != nil {
+			return nil, err
+		}
+		st.keep(p.LayerDescriptor, p.Layer)
+	} else {
+		lim := opts.Limits.withDefaults()
+		if p, err = readManifestRef(ctx, it.Source, it.Selector, lim); err != nil {
+			return nil, err
+		}
+		if err := p.readConfig(ctx, it.Source, lim); err != nil {
+			return nil, err
+		}
+		if err := st.from(it.Source).add(ctx, p.LayerDescriptor, lim.Archive.MaxArchiveBytes, "MaxArchiveBytes"); err != nil {
+			return nil, fmt.Errorf("layer: %w", err)
+		}
+	}
+	st.keep(p.ConfigDescriptor, p.Config)
+	st.keep(p.Descriptor, p.Manifest)
+	return p, nil
+}
+
+// stage is where Export gathers blobs before it writes the tar, each
+// where it costs least: the blobs of a layout on disk stay there, read
+// and checked against their descriptors as they are copied into the tar;
+// blobs already in memory (manifests, configs, layers Pull checked) stay
+// there; others are appended to one spool file, each checked against its
+// descriptor as it is written. Staging each blob as a file of its own
+// (through a temporary file synced and renamed into place), as a layout
+// directory does, cost more than the rest of an export. The spool file is
+// made by the first blob appended, in dir: an export from layouts makes
+// none. A stage keeps no tags.
 type stage struct {
-	f     *os.File
+	dir   string
 	mu    sync.Mutex // held while a blob is appended
+	f     *os.File   // the spool file, or nil
 	end   int64
 	buf   []byte // the copy buffer of Push, used under mu
 	blobs map[digest.Digest]stagedBlob
 }
 
-// stagedBlob is where a staged blob lies: data, or else size bytes of the
-// spool file from offset.
+// stagedBlob is where a staged blob of size bytes lies: in data; in src,
+// as desc (src is a layout, and the content is checked against desc when
+// it is read); or else in the spool file from offset.
 type stagedBlob struct {
 	data         []byte
+	src          content.Fetcher
+	desc         ocispec.Descriptor
 	offset, size int64
 }
 
-func (b stagedBlob) reader(f *os.File) io.Reader {
-	if b.data != nil {
-		return bytes.NewReader(b.data)
+// open reads the blob, checked against its descriptor when it comes from
+// its source: the returned verifyReader, nil for a blob checked when it
+// was staged.
+func (b stagedBlob) open(ctx context.Context, spool *os.File) (io.ReadCloser, *verifyReader, error) {
+	switch {
+	case b.src != nil:
+		rc, err := b.src.Fetch(ctx, b.desc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fetch %s: %w", b.desc.Digest, err)
+		}
+		vr := newVerifyReader(rc, b.desc)
+		return struct {
+			io.Reader
+			io.Closer
+		}{vr, rc}, vr, nil
+	case b.data != nil:
+		return io.NopCloser(bytes.NewReader(b.data)), nil, nil
 	}
-	return io.NewSectionReader(f, b.offset, b.size)
+	return io.NopCloser(io.NewSectionReader(spool, b.offset, b.size)), nil, nil
 }
 
-func newStage(dir string) (*stage, error) {
-	f, err := os.CreateTemp(dir, ".plugkit-export-*")
-	if err != nil {
-		return nil, err
-	}
-	return &stage{f: f, blobs: map[digest.Digest]stagedBlob{}}, nil
+func newStage(dir string) *stage {
+	return &stage{dir: dir, blobs: map[digest.Digest]stagedBlob{}}
 }
 
-// remove deletes the spool file.
+// remove deletes the spool file, if any.
 func (s *stage) remove() {
-	s.f.Close()
-	os.Remove(s.f.Name())
+	if s.f != nil {
+		s.f.Close()
+		os.Remove(s.f.Name())
+	}
 }
 
 // keep stages b, the verified content of desc, in memory.
@@ -173,6 +242,27 @@ func (s *stage) keep(desc ocispec.Descriptor, b []byte) {
 	s.blobs[desc.Digest] = stagedBlob{data: b, size: desc.Size}
 }
 
+// has reports whether a blob of desc's digest is staged; one staged with
+// another size is ErrDescriptor: one of the two descriptors lies. Called
+// under mu.
+func (s *stage) has(desc ocispec.Descriptor) (bool, error) {
+	b, ok := s.blobs[desc.Digest]
+	if ok && b.size != desc.Size {
+		return false, fmt.Errorf("%w: %s: a descriptor says %d bytes, another %d", ErrDescriptor, desc.Digest, desc.Size, b.size)
+	}
+	return ok, nil
+}
+
+// absent refuses a blob already staged (errdef.ErrAlreadyExists) or
+// staged with another size (see has). Called under mu.
+func (s *stage) absent(desc ocispec.Descriptor) error {
+	ok, err := s.has(desc)
+	if err == nil && ok {
+		err = fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
+	}
+	return err
+}
+
 // Push appends the blob; one already staged is errdef.ErrAlreadyExists.
 func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) error {
 	if _, err := blobName(desc.Digest); err != nil {
@@ -180,18 +270,19 @@ func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.blobs[desc.Digest]; ok {
-		return fmt.Errorf("%s: %w", desc.Digest, errdef.ErrAlreadyExists)
+	if err := s.absent(desc); err != nil {
+		return err
 	}
-	vr := content.NewVerifyReader(r, desc)
-	if s.buf == nil {
-		s.buf = make([]byte, 32<<10)
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, ".plugkit-export-*")
+		if err != nil {
+			return err
+		}
+		s.f, s.buf = f, make([]byte, 32<<10)
 	}
+	vr := newVerifyReader(r, desc)
 	_, err := io.CopyBuffer(io.NewOffsetWriter(s.f, s.end), vr, s.buf)
-	if err == nil {
-		err = vr.Verify()
-	}
-	if err != nil {
+	if err = vr.verdict(err); err != nil {
 		return fmt.Errorf("%s: %w", desc.Digest, err) // the next blob overwrites what was written
 	}
 	s.blobs[desc.Digest] = stagedBlob{offset: s.end, size: desc.Size}
@@ -203,19 +294,20 @@ func (s *stage) Push(_ context.Context, desc ocispec.Descriptor, r io.Reader) er
 func (s *stage) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.blobs[desc.Digest]
-	return ok, nil
+	return s.has(desc)
 }
 
 // Fetch reads a staged blob.
-func (s *stage) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+func (s *stage) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
 	s.mu.Lock()
 	b, ok := s.blobs[desc.Digest]
+	spool := s.f
 	s.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", desc.Digest, errdef.ErrNotFound)
 	}
-	return io.NopCloser(b.reader(s.f)), nil
+	rc, _, err := b.open(ctx, spool)
+	return rc, err
 }
 
 // Resolve finds nothing: a stage keeps no names.
@@ -228,18 +320,96 @@ func (s *stage) Tag(context.Context, ocispec.Descriptor, string) error {
 	return errdef.ErrUnsupported
 }
 
+// from is s as the destination of blobs read from src.
+func (s *stage) from(src content.Fetcher) stageFrom {
+	_, local := src.(*Layout)
+	return stageFrom{s, src, local}
+}
+
+// stageFrom is a stage receiving the blobs of one source. Those of a
+// layout (local) are not read when they are staged but when the tar is
+// written, straight from the layout's files into the tar and checked
+// against their descriptors then: copying them first (into memory or the
+// spool file) was the most of an export that checks no archive.
+type stageFrom struct {
+	*stage
+	src   content.Fetcher
+	local bool
+}
+
+// preCopy is the PreCopy of oras-go's copy into s: a blob of a local
+// source is staged to be read later, and oras-go skips it, neither
+// opening nor pushing it. Nil for other sources, whose blobs oras-go
+// pushes.
+func (s stageFrom) preCopy() func(context.Context, ocispec.Descriptor) error {
+	if !s.local {
+		return nil
+	}
+	return func(_ context.Context, desc ocispec.Descriptor) error {
+		if err := s.later(desc); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
+			return err
+		}
+		return oras.SkipNode
+	}
+}
+
+// add stages a blob of the source its descriptor names, a descriptor
+// checked against limit (named limitName) already: a local one to be read
+// when the tar is written, any other read now, checked and kept in memory
+// (as Pull keeps a layer), so that the transfers from registries overlap.
+func (s stageFrom) add(ctx context.Context, desc ocispec.Descriptor, limit int64, limitName string) error {
+	if s.local {
+		if err := s.later(desc); !errors.Is(err, errdef.ErrAlreadyExists) {
+			return err
+		}
+		return nil
+	}
+	b, err := fetchVerified(ctx, s.src, desc, limit, limitName)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ok, err := s.has(desc); err != nil || ok {
+		return err
+	}
+	s.blobs[desc.Digest] = stagedBlob{data: b, size: desc.Size}
+	return nil
+}
+
+// later stages a blob of the local source to be read when the tar is
+// written; one already staged is errdef.ErrAlreadyExists.
+func (s stageFrom) later(desc ocispec.Descriptor) error {
+	if _, err := blobName(desc.Digest); err != nil {
+		return err
+	}
+	if desc.Size < 0 {
+		return fmt.Errorf("%w: %s: negative size %d", ErrDescriptor, desc.Digest, desc.Size)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.absent(desc); err != nil {
+		return err
+	}
+	s.blobs[desc.Digest] = stagedBlob{src: s.src, desc: desc, size: desc.Size}
+	return nil
+}
+
 // writeTar writes the staged blobs as blobs/ALG/HEX in name order, then
-// index and oci-layout, as a layout tar.
-func (s *stage) writeTar(w io.Writer, index []byte) error {
+// index and oci-layout, as a layout tar. A blob read from its source that
+// does not match its descriptor stops it with ErrDescriptor.
+func (s *stage) writeTar(ctx context.Context, w io.Writer, index []byte) error {
 	names := make(map[string]stagedBlob, len(s.blobs))
 	for d, b := range s.blobs {
-		name, _ := blobName(d) // Push or Pull checked it
+		name, _ := blobName(d) // Push, add or Pull checked it
 		names[name] = b
 	}
 	tw := archive.NewTarWriter(w)
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		b := names[name]
-		if err := tw.WriteFile(name, 0o644, b.size, b.reader(s.f)); err != nil {
+		if err := ctx.Err(); err != nil { // interrupted: the tar is discarded
+			return err
+		}
+		if err := writeBlob(ctx, tw, name, names[name], s.f); err != nil {
 			return err
 		}
 	}
@@ -249,6 +419,20 @@ func (s *stage) writeTar(w io.Writer, index []byte) error {
 		}
 	}
 	return tw.Close()
+}
+
+// writeBlob writes b into tw as name.
+func writeBlob(ctx context.Context, tw *archive.TarWriter, name string, b stagedBlob, spool *os.File) error {
+	rc, vr, err := b.open(ctx, spool)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	err = tw.WriteFile(name, 0o644, b.size, rc)
+	if vr != nil {
+		err = vr.verdict(err)
+	}
+	return err
 }
 
 // indexEntry is the descriptor index.json lists for a manifest: media

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/oci"
 )
 
@@ -20,7 +22,7 @@ import (
 func exportBytes(t *testing.T, items []oci.ExportItem) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if _, err := oci.Export(context.Background(), &b, items, t.TempDir(), oci.PullOptions{}); err != nil {
+	if _, err := oci.Export(context.Background(), &b, items, t.TempDir(), oci.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -111,5 +113,174 @@ func TestExportTarFormat(t *testing.T) {
 	}
 	if p, err := oci.Pull(ctx, back, "@"+goldenManifest, oci.PullOptions{}); err != nil || p.Package.Name != "release-notes" {
 		t.Errorf("by digest: %v", err)
+	}
+}
+
+// inLayer names the hostile artifacts whose fault lies inside the layer's
+// archive, or between it and the config: only a reader that unpacks the
+// layer sees it. Export without Check carries them; everything else
+// hostileArtifacts holds it refuses.
+var inLayer = map[string]bool{
+	"layer unpacking over a limit":             true,
+	"layer rooted elsewhere":                   true,
+	"layer without a root":                     true,
+	"layer with a second root":                 true,
+	"config name disagrees":                    true,
+	"config version disagrees":                 true,
+	"config version null, plugin.json has one": true,
+	"config schema disagrees":                  true,
+	"symbolic link in the layer":               true,
+	"rejected plugin inside":                   true,
+}
+
+// isRefusal reports whether err is the refusal want names.
+func isRefusal(err, want error) bool {
+	if _, ok := want.(*agentplugin.RejectedError); ok {
+		var rej *agentplugin.RejectedError
+		return errors.As(err, &rej)
+	}
+	return errors.Is(err, want)
+}
+
+// Export checks what it carries without unpacking layers: a manifest,
+// config or layer that lies about its size or digest, wrong media types,
+// an index, a malformed config and every limit are refused by default; a
+// layer whose archive is hostile (a link entry, entries outside NAME/, a
+// rejected plugin) is carried, and refused with Check and by whoever reads
+// the tar.
+func TestExportChecksWithoutUnpacking(t *testing.T) {
+	a := exampleArtifact(t)
+	ctx := context.Background()
+	seen := 0
+	for _, c := range hostileArtifacts(t) {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLayout(t)
+			c.build(l, a)
+			lay, err := l.tryOpen()
+			if err != nil {
+				if inLayer[c.name] || !isRefusal(err, c.want) {
+					t.Fatalf("open: %v", err)
+				}
+				return // refused before any export
+			}
+			items := []oci.ExportItem{{Source: lay, Selector: "x", Name: "x"}}
+			if _, err := oci.Export(ctx, io.Discard, items, t.TempDir(), oci.ExportOptions{PullOptions: c.opts, Check: true}); !isRefusal(err, c.want) {
+				t.Errorf("Export with Check = %v, want %v", err, c.want)
+			}
+			var b bytes.Buffer
+			copied, err := oci.Export(ctx, &b, items, t.TempDir(), oci.ExportOptions{PullOptions: c.opts})
+			if !inLayer[c.name] {
+				if !isRefusal(err, c.want) {
+					t.Fatalf("Export = %v, want %v", err, c.want)
+				}
+				return
+			}
+			seen++
+			if err != nil {
+				t.Fatalf("Export = %v, want the artifact carried", err)
+			}
+			if copied[0].Plugin.Package != nil || copied[0].Plugin.Layer != nil || copied[0].Plugin.PluginConfig.Name == "" {
+				t.Errorf("Export without Check returned %+v", copied[0].Plugin)
+			}
+			path := filepath.Join(t.TempDir(), "airgap.tar")
+			os.WriteFile(path, b.Bytes(), 0o644)
+			back, err := oci.OpenLayout(ctx, path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := oci.Pull(ctx, back, "x", c.opts); !isRefusal(err, c.want) {
+				t.Errorf("Pull of the exported tar = %v, want %v", err, c.want)
+			}
+		})
+	}
+	if seen != len(inLayer) {
+		t.Errorf("%d of the %d cases in inLayer ran: a name changed", seen, len(inLayer))
+	}
+}
+
+// referrer lists in l, untagged, a signature of subject whose one layer
+// is layer, and its empty config.
+func referrer(l *layoutBuilder, subject, layer ocispec.Descriptor) {
+	l.manifest(oci.ManifestMediaType, map[string]any{
+		"schemaVersion": 2, "mediaType": oci.ManifestMediaType, "artifactType": "application/vnd.example.signature",
+		"config": l.blob("application/vnd.oci.empty.v1+json", []byte("{}")), "layers": []ocispec.Descriptor{layer}, "subject": subject,
+	}, "")
+}
+
+// The same digest listed with two sizes (here a referrer's layer that is
+// also the plugin's layer, with a size one less) is refused: one of the
+// descriptors lies, and the blob is written once.
+func TestExportRefusesOneDigestOfTwoSizes(t *testing.T) {
+	a := exampleArtifact(t)
+	l := newLayout(t)
+	cfg, layer := goodBlobs(l, a)
+	plugin := l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+	short := layer
+	short.Size--
+	referrer(l, plugin, short)
+	items := []oci.ExportItem{{Source: l.open(), Selector: "x"}}
+	for _, check := range []bool{false, true} {
+		if _, err := oci.Export(context.Background(), io.Discard, items, t.TempDir(), oci.ExportOptions{Check: check}); !errors.Is(err, oci.ErrDescriptor) {
+			t.Errorf("Check %v: Export = %v, want ErrDescriptor", check, err)
+		}
+	}
+}
+
+// A referrer's blob is checked as the plugin's are: its content must be
+// what its descriptor says, though nothing reads it before the tar.
+func TestExportRefusesReferrerLies(t *testing.T) {
+	a := exampleArtifact(t)
+	for _, lie := range []string{"digest", "size"} {
+		t.Run(lie, func(t *testing.T) {
+			l := newLayout(t)
+			cfg, layer := goodBlobs(l, a)
+			plugin := l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+			sig := l.blob("application/vnd.example.signature", []byte("signature of release-notes"))
+			if lie == "digest" {
+				l.blobAt(sig.Digest, []byte("signature of release-nOtes"))
+			} else {
+				sig.Size += 3
+			}
+			referrer(l, plugin, sig)
+			items := []oci.ExportItem{{Source: l.open(), Selector: "x"}}
+			for _, check := range []bool{false, true} {
+				if _, err := oci.Export(context.Background(), io.Discard, items, t.TempDir(), oci.ExportOptions{Check: check}); !errors.Is(err, oci.ErrDescriptor) {
+					t.Errorf("Check %v: Export = %v, want ErrDescriptor", check, err)
+				}
+			}
+		})
+	}
+}
+
+// cancelingWriter cancels its context at the first byte written.
+type cancelingWriter struct{ cancel context.CancelFunc }
+
+func (w cancelingWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return len(p), nil
+}
+
+// An export interrupted while it writes the tar stops at the next blob
+// with the context's error, the tar unfinished.
+func TestExportStopsWhenInterrupted(t *testing.T) {
+	golden, _ := oci.OpenLayout(context.Background(), signedTar, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := oci.Export(ctx, cancelingWriter{cancel}, []oci.ExportItem{{Source: golden, Selector: "1.2.0"}}, t.TempDir(), oci.ExportOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Export = %v, want context.Canceled", err)
+	}
+}
+
+// An export from layouts stages nothing on disk: the blobs go from the
+// layouts' files into the tar, so that a directory for staging is never
+// made (here it does not even exist).
+func TestExportFromLayoutsStagesNothing(t *testing.T) {
+	golden, _ := oci.OpenLayout(context.Background(), signedTar, false)
+	items := []oci.ExportItem{{Source: golden, Selector: "1.2.0"}, {Source: otherPlugin(t), Selector: "0.1.0"}}
+	for _, check := range []bool{false, true} {
+		if _, err := oci.Export(context.Background(), io.Discard, items, filepath.Join(t.TempDir(), "missing"), oci.ExportOptions{Check: check}); err != nil {
+			t.Errorf("Check %v: %v", check, err)
+		}
 	}
 }

@@ -46,30 +46,44 @@ type Plugin struct {
 // package documentation) before it is used. Pull writes nothing: a caller
 // may, through OnFile.
 func Pull(ctx context.Context, src Source, ref string, opts PullOptions) (*Plugin, error) {
+	lim := opts.Limits.withDefaults()
+	p, err := readManifestRef(ctx, src, ref, lim)
+	if err != nil {
+		return nil, err
+	}
+	return p.readBlobs(ctx, src, lim, opts)
+}
+
+// PullDescriptor is Pull of a manifest already resolved.
+func PullDescriptor(ctx context.Context, src content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
+	lim := opts.Limits.withDefaults()
+	p, err := readManifest(ctx, src, desc, lim)
+	if err != nil {
+		return nil, err
+	}
+	return p.readBlobs(ctx, src, lim, opts)
+}
+
+// readManifestRef resolves ref in src and reads the manifest it names
+// (readManifest). From a registry, a tag's manifest is fetched in one
+// request, its descriptor taken from the response's headers (oras-go's
+// FetchReference), where resolving first cost a HEAD request more.
+func readManifestRef(ctx context.Context, src Source, ref string, lim Limits) (*Plugin, error) {
 	if r, ok := src.(*Repository); ok {
 		if tag, dgst := splitSelector(ref); tag != "" && dgst == "" {
-			return r.pullTag(ctx, tag, opts)
+			desc, rc, err := r.repo.Manifests().FetchReference(ctx, tag)
+			if err != nil {
+				return nil, resolveError(tag, err)
+			}
+			defer rc.Close()
+			return readManifest(ctx, fetched{rc}, desc, lim)
 		}
 	}
 	desc, err := Resolve(ctx, src, ref)
 	if err != nil {
 		return nil, err
 	}
-	return PullDescriptor(ctx, src, desc, opts)
-}
-
-// pullTag is Pull of a tag in a registry: the manifest is fetched by tag
-// in one request, its descriptor taken from the response's headers
-// (oras-go's FetchReference), where resolving first cost a HEAD request
-// more. The body is read as Pull reads any manifest: after the media
-// type and size are checked, and against the descriptor.
-func (r *Repository) pullTag(ctx context.Context, tag string, opts PullOptions) (*Plugin, error) {
-	desc, rc, err := r.repo.Manifests().FetchReference(ctx, tag)
-	if err != nil {
-		return nil, resolveError(tag, err)
-	}
-	defer rc.Close()
-	return pullManifest(ctx, r, fetched{rc}, desc, opts)
+	return readManifest(ctx, src, desc, lim)
 }
 
 // fetched is a Fetcher of content already being read.
@@ -77,14 +91,11 @@ type fetched struct{ rc io.ReadCloser }
 
 func (f fetched) Fetch(context.Context, ocispec.Descriptor) (io.ReadCloser, error) { return f.rc, nil }
 
-// PullDescriptor is Pull of a manifest already resolved.
-func PullDescriptor(ctx context.Context, src content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
-	return pullManifest(ctx, src, src, desc, opts)
-}
-
-// pullManifest is PullDescriptor with the manifest read from manifests.
-func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocispec.Descriptor, opts PullOptions) (*Plugin, error) {
-	lim := opts.Limits.withDefaults()
+// readManifest reads the manifest desc names from manifests and checks
+// it against the profile, and the config and layer descriptors it lists
+// against the limits, before either blob is fetched. The Plugin returned
+// has its manifest, descriptors and annotations, no blob yet.
+func readManifest(ctx context.Context, manifests content.Fetcher, desc ocispec.Descriptor, lim Limits) (*Plugin, error) {
 	if err := checkManifestType(desc.MediaType); err != nil {
 		return nil, fmt.Errorf("%s %w", desc.Digest, err)
 	}
@@ -98,13 +109,42 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 	}
 	p := &Plugin{Artifact: Artifact{Descriptor: desc, Manifest: mb, ConfigDescriptor: m.Config, LayerDescriptor: m.Layers[0], Annotations: m.Annotations}}
 	p.Descriptor.MediaType, p.Descriptor.ArtifactType = ManifestMediaType, ArtifactType
-	// Both sizes are checked before either blob is fetched.
+	// Both sizes are checked against the limits first, then both
+	// descriptors whole, before either blob is fetched.
 	if m.Config.Size > lim.MaxConfigBytes {
 		return nil, &LimitError{Limit: "MaxConfigBytes", Value: lim.MaxConfigBytes, Path: m.Config.Digest.String()}
 	}
 	if m.Layers[0].Size > lim.Archive.MaxArchiveBytes {
 		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.Archive.MaxArchiveBytes, Path: m.Layers[0].Digest.String()}
 	}
+	if err := checkDescriptor(m.Config, lim.MaxConfigBytes, "MaxConfigBytes"); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := checkDescriptor(m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes"); err != nil {
+		return nil, fmt.Errorf("layer: %w", err)
+	}
+	return p, nil
+}
+
+// readConfig fetches, checks and parses the config of p's manifest.
+func (p *Plugin) readConfig(ctx context.Context, src content.Fetcher, lim Limits) error {
+	b, err := fetchVerified(ctx, src, p.ConfigDescriptor, lim.MaxConfigBytes, "MaxConfigBytes")
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	cfg, err := parseConfig(b)
+	if err != nil {
+		return err
+	}
+	p.Config, p.PluginConfig = b, *cfg
+	return nil
+}
+
+// readBlobs reads the config and the layer of p, a manifest readManifest
+// checked, from src, checks both against their descriptors and the layer
+// against the config, unpacks it (giving opts.OnFile its files) and loads
+// the plugin with opts.Load.
+func (p *Plugin) readBlobs(ctx context.Context, src content.Fetcher, lim Limits, opts PullOptions) (*Plugin, error) {
 	// The layer travels while the config is fetched and parsed: from a
 	// registry each blob is a round trip, and the layer's request does not
 	// depend on the config. A config error still comes first, as the
@@ -117,22 +157,18 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 	}
 	layerc := make(chan blob, 1)
 	go func() {
-		b, err := fetchVerified(ctx, src, m.Layers[0], lim.Archive.MaxArchiveBytes, "MaxArchiveBytes")
+		b, err := fetchVerified(ctx, src, p.LayerDescriptor, lim.Archive.MaxArchiveBytes, "MaxArchiveBytes")
 		layerc <- blob{b, err}
 	}()
-	if p.Config, err = fetchVerified(ctx, src, m.Config, lim.MaxConfigBytes, "MaxConfigBytes"); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	cfg, err := parseConfig(p.Config)
-	if err != nil {
+	if err := p.readConfig(ctx, src, lim); err != nil {
 		return nil, err
 	}
-	p.PluginConfig = *cfg
 	layer := <-layerc
 	if layer.err != nil {
 		return nil, fmt.Errorf("layer: %w", layer.err)
 	}
 	p.Layer = layer.b
+	cfg := &p.PluginConfig
 	snap, err := archive.Unpack(p.Layer, archive.UnpackOptions{Limits: lim.Archive, Root: cfg.Name, GNUMagic: true, OnFile: opts.OnFile})
 	if err != nil {
 		return nil, fmt.Errorf("layer: %w", err)
@@ -148,19 +184,24 @@ func pullManifest(ctx context.Context, src, manifests content.Fetcher, desc ocis
 
 // check compares the config with the plugin.json it describes.
 func (c *Config) check(pkg *agentplugin.Package) error {
-	version := ""
-	if c.Version != nil {
-		version = *c.Version
-	}
 	switch {
 	case c.Name != pkg.Name:
 		return fmt.Errorf("%w: config name %q, plugin.json name %q", ErrConfig, c.Name, pkg.Name)
-	case c.Version == nil && pkg.Version != "", c.Version != nil && version != pkg.Version:
+	case c.Version == nil && pkg.Version != "", c.Version != nil && c.PluginVersion() != pkg.Version:
 		return fmt.Errorf("%w: config version %s, plugin.json version %q", ErrConfig, quoteOrNull(c.Version), pkg.Version)
 	case c.PluginSchema != pluginSchema(pkg):
 		return fmt.Errorf("%w: config pluginSchema %q, plugin.json $schema %q", ErrConfig, c.PluginSchema, pluginSchema(pkg))
 	}
 	return nil
+}
+
+// PluginVersion is the version the config gives, "" for null (as
+// agentplugin.Package.Version is for a plugin.json without one).
+func (c *Config) PluginVersion() string {
+	if c.Version == nil {
+		return ""
+	}
+	return *c.Version
 }
 
 func quoteOrNull(s *string) string {

@@ -143,7 +143,7 @@ func TestRegistryLayoutTarRegistryCarriesReferrers(t *testing.T) {
 	fromDir, _ := oci.OpenLayout(ctx, dir, false)
 	tarPath := filepath.Join(t.TempDir(), "airgap.tar")
 	f, _ := os.Create(tarPath)
-	if _, err := oci.Export(ctx, f, []oci.ExportItem{{Source: fromDir, Selector: "1.2.0", Name: "1.2.0"}}, "", oci.PullOptions{}); err != nil {
+	if _, err := oci.Export(ctx, f, []oci.ExportItem{{Source: fromDir, Selector: "1.2.0", Name: "1.2.0"}}, "", oci.ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

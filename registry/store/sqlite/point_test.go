@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -245,5 +247,108 @@ func TestHeldLookupLetsCheckpointsThrough(t *testing.T) {
 	// Without checkpoints, each publish adds some pages of 4 KiB.
 	if limit := int64(256 << 10); fi.Size() > limit {
 		t.Fatalf("WAL is %d bytes after %d publishes under lookups; want <= %d", fi.Size(), publishes, limit)
+	}
+}
+
+// walIndexPages is the database size in pages that the WAL index at
+// path+"-shm" records: nPage of its header, a u32 at byte 20 in native
+// byte order (https://sqlite.org/walformat.html, "the WAL-index header").
+// The layout is shared by every process that opens the database, whatever
+// its SQLite version, so it does not move. While it is 0, each read
+// transaction takes the size from the database file with an fstat.
+func walIndexPages(t *testing.T, path string) uint32 {
+	t.Helper()
+	b, err := os.ReadFile(path + "-shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 24 {
+		t.Fatalf("WAL index of %d bytes", len(b))
+	}
+	return binary.NativeEndian.Uint32(b[20:])
+}
+
+// TestRestartedReaderKnowsDatabaseSize: a store opened again after every
+// handle was closed (a server restart: SQLite removes the WAL and its
+// index at the last close) and that then only reads finds the database
+// size in the WAL index, so that its lookups make no fstat each (under
+// strace, one per request before Open settled the index).
+func TestRestartedReaderKnowsDatabaseSize(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := storetest.NewRelease(store.Actor{Identity: "alice"}, "p", "1.0.0", storetest.Digest(1), "stable")
+	if _, _, err := db.Publish(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-shm"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the WAL index outlived the last close (%v): this test restarts nothing", err)
+	}
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Channel(ctx, "p", "stable"); err != nil {
+		t.Fatal(err)
+	}
+	if n := walIndexPages(t, path); n == 0 {
+		t.Fatal("the WAL index of a reopened database does not know its size: every lookup stats the file")
+	}
+}
+
+// TestOpenWaitsForNoWriter: settling the WAL index is not worth waiting
+// for another process's write transaction (its commit records the size
+// anyway): Open returns at once, and lookups work.
+func TestOpenWaitsForNoWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "registry.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	start := time.Now()
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Far below the busy timeout of 10 s that any other write would wait.
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Open waited %v for another process's write transaction", d)
+	}
+	if _, err := db.Channel(ctx, "p", "stable"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("lookup while another process writes: %v", err)
+	}
+	if n := walIndexPages(t, path); n != 0 {
+		t.Fatalf("the WAL index knows %d pages before any commit: this test proves nothing", n)
+	}
+	if _, err := tx.Exec(`INSERT INTO plugins VALUES ('p', 'p', '', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := walIndexPages(t, path); n == 0 {
+		t.Fatal("the other process's commit did not record the size")
 	}
 }

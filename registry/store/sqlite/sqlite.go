@@ -136,6 +136,7 @@ func Open(path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: %s: %w", path, err)
 	}
+	settle(path)
 	r, err := openPool(path, append(common, "query_only(1)"), "deferred")
 	if err != nil {
 		w.Close()
@@ -186,6 +187,43 @@ func migrate(w *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// settle commits one transaction that changes nothing (it writes
+// user_version back as it is), so that the WAL index holds the database's
+// size in pages. SQLite rebuilds that index whenever a process opens the
+// database while no other has it open (after every restart), and until
+// the first commit it does not know the size: every read transaction then
+// asks the file system for it, one fstat per point lookup of a server that
+// only reads.
+//
+// It is for speed only, so it waits for no lock (busy_timeout 0) and its
+// errors are dropped: if it cannot commit (another process is writing,
+// which will record the size itself, or the file cannot be written),
+// lookups stat the file as before. The version is read after the write
+// lock is taken, so a concurrent migration is never undone. Open calls it
+// while the writer pool is open: closing its own pool then is not the last
+// close, which would remove the WAL and the index again.
+func settle(path string) {
+	db, err := openPool(path, []string{"busy_timeout(0)", "synchronous(FULL)"}, "immediate")
+	if err != nil {
+		return
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return
+	}
+	// PRAGMA takes no parameters; version is an int.
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, version)); err != nil {
+		return
+	}
+	tx.Commit()
 }
 
 func openPool(path string, pragmas []string, txlock string) (*sql.DB, error) {
