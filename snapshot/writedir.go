@@ -13,10 +13,20 @@ import (
 // directory that already holds something.
 var ErrNotEmpty = errors.New("directory is not empty")
 
+// ErrDirName is matched by the error of CheckNewDir and WriteDir for a
+// directory named by "." or ".." (after cleaning) or the root: the new
+// directory replaces dir by a rename, which would leave a shell sitting in
+// dir in a removed directory, and whose temporary sibling would be made
+// inside dir itself. Name it from its parent instead (../demo).
+var ErrDirName = errors.New("the new directory must be named from its parent, not by . or ..")
+
 // CheckNewDir reports whether WriteDir may create dir: it must not exist,
 // or be an empty directory. Callers use it to fail before costly work (a
 // download, say); WriteDir checks again.
 func CheckNewDir(dir string) error {
+	if b := filepath.Base(filepath.Clean(dir)); b == "." || b == ".." || b == string(filepath.Separator) {
+		return fmt.Errorf("%s: %w", dir, ErrDirName)
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -163,3 +163,28 @@ func TestWriteDirRefusesAndLeavesNothing(t *testing.T) {
 		t.Error("a path escaped the new tree")
 	}
 }
+
+// TestWriteDirRefusesDotNames: "." and ".." would be replaced by the
+// rename (a shell sitting in "." would be left in a removed directory) and
+// the temporary sibling would be made inside them; they are refused before
+// anything is written, as named, however they are spelled.
+func TestWriteDirRefusesDotNames(t *testing.T) {
+	s, _ := snapshot.FromFiles(map[string][]byte{"a": nil})
+	before, _ := os.ReadDir(".")
+	for _, dir := range []string{".", "..", "./", "x/..", "/"} {
+		if err := snapshot.CheckNewDir(dir); !errors.Is(err, snapshot.ErrDirName) {
+			t.Errorf("CheckNewDir(%q) = %v, want ErrDirName", dir, err)
+		}
+		if err := snapshot.WriteDir(dir, s); !errors.Is(err, snapshot.ErrDirName) {
+			t.Errorf("WriteDir(%q) = %v, want ErrDirName", dir, err)
+		}
+	}
+	if after, _ := os.ReadDir("."); len(after) != len(before) {
+		t.Errorf("the package directory changed: %d entries, was %d", len(after), len(before))
+	}
+	// A path that only passes through ".." names a real directory.
+	parent := t.TempDir()
+	if err := snapshot.CheckNewDir(filepath.Join(parent, "new") + "/../new2"); err != nil {
+		t.Errorf("a name after ..: %v", err)
+	}
+}

@@ -89,14 +89,17 @@ empty included).`,
 }
 
 func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bool) error {
-	if err := snapshot.CheckNewDir(dir); err != nil {
+	// init writes into an empty dir in place, so "." is fine here: the
+	// absolute path passes CheckNewDir's rule against it, which is for
+	// writers that replace dir by a rename.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return usage(err)
+	}
+	if err := snapshot.CheckNewDir(abs); err != nil {
 		return usage(fmt.Errorf("%w: plugkit init never overwrites anything; choose a new or empty directory", err))
 	}
 	if name == "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return usage(err)
-		}
 		name = filepath.Base(abs)
 	}
 	files, err := scaffold(name, skillName, mcpType)
@@ -124,7 +127,7 @@ func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bo
 	if err := cmd.Context().Err(); err != nil {
 		return err // interrupted: write nothing
 	}
-	if err := writeNewTree(dir, snap); err != nil {
+	if err := writeNewTree(abs, snap); err != nil {
 		return usage(err)
 	}
 	res := initResult{Path: dir, Name: name, Files: snap.Paths(), Diagnostics: nonNil(pkg.Diagnostics)}

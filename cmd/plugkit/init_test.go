@@ -63,6 +63,19 @@ func TestInitDefaults(t *testing.T) {
 	}
 }
 
+// TestInitIntoCurrentDirectory: init writes into an empty "." in place,
+// which the writers that replace their directory by a rename refuse.
+func TestInitIntoCurrentDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, out, errOut := plugkit(t, "init", ".", "--name", "acme.here"); code != 0 || !strings.Contains(out, "plugin.json") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plugin.json")); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestInitRefuses: a non-empty directory, a name the loader refuses, an
 // unknown transport: refused, and nothing written.
 func TestInitRefuses(t *testing.T) {

@@ -86,6 +86,13 @@ func TestUnpackTargetDirectory(t *testing.T) {
 	if entries, _ := os.ReadDir(full); len(entries) != 1 {
 		t.Errorf("non-empty directory changed: %v", entries)
 	}
+	// "." and ".." are refused before anything is read or written: the
+	// rename would replace them.
+	for _, dot := range []string{".", ".."} {
+		if code, _, stderr := runCLI(t, "unpack", file, dot); code != 2 || !strings.Contains(stderr, "named from its parent") {
+			t.Errorf("unpack into %q: exit %d: %s", dot, code, stderr)
+		}
+	}
 	// Errors name the user's path, never the temporary sibling that
 	// unpack writes through. (Issue 14, item 11.)
 	orphan := filepath.Join(t.TempDir(), "no", "out")
