@@ -45,8 +45,9 @@ referrer above them (signatures, attestations), as a plain deterministic
 tar (regular files only, mode 0644, uid/gid 0, mtime 0, sorted names).
 index.json lists each plugin under org.opencontainers.image.ref.name = its
 tag, or REPOSITORY:TAG when there are several (a layout's file name stands
-for its repository), and every referrer untagged with its artifactType. The same content always gives the same bytes. The file is
-written to a temporary sibling and renamed: it is complete or absent.
+for its repository), and every referrer untagged with its artifactType.
+The same content always gives the same bytes. The file is written to a
+temporary sibling and renamed: it is complete or absent.
 
 Export checks what it carries without unpacking it: each plugin manifest
 against the plugin profile (media types, artifactType, one layer of the

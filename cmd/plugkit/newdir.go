@@ -20,12 +20,16 @@ type newDir struct {
 	err  error // of creating the writer
 }
 
-// write is the unpacker's OnFile.
-func (d *newDir) write(p string, mode fs.FileMode, data []byte) error {
+// create makes the writer, once.
+func (d *newDir) create() {
 	if d.w == nil && d.err == nil {
 		d.w, d.err = snapshot.CreateDir(d.path)
 	}
-	if d.err != nil {
+}
+
+// write is the unpacker's OnFile.
+func (d *newDir) write(p string, mode fs.FileMode, data []byte) error {
+	if d.create(); d.err != nil {
 		return nil // commit reports it
 	}
 	return d.w.WriteFile(p, mode, data)
@@ -34,10 +38,7 @@ func (d *newDir) write(p string, mode fs.FileMode, data []byte) error {
 // commit renames the written tree into place: an empty one when no file
 // came.
 func (d *newDir) commit() error {
-	if d.w == nil && d.err == nil {
-		d.w, d.err = snapshot.CreateDir(d.path)
-	}
-	if d.err != nil {
+	if d.create(); d.err != nil {
 		return d.err
 	}
 	return d.w.Commit()
