@@ -40,7 +40,7 @@ func writeAnnotations(w io.Writer, reports []*validateReport) {
 		}
 	}
 	for _, r := range reports {
-		printf(w, "%s\n", r.summary())
+		Printf(w, "%s\n", r.summary())
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 func init() { verbs = append(verbs, newCatalogCmd) }
 
 func newCatalogCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List a registry's plugins and their channels",
@@ -32,20 +32,20 @@ error.`,
 			}
 			cat, err := c.Catalog(cmd.Context())
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "read", role: "reader"}, err)
+				return rf.refused(cmd, c, Request{Action: "read", Role: "reader"}, err)
 			}
-			return output(cmd, rf.asJSON, cat, func(w io.Writer) {
+			return Output(cmd, rf.asJSON, cat, func(w io.Writer) {
 				for _, p := range cat.Plugins {
 					var chans []string
 					for ch, rel := range p.Channels {
 						chans = append(chans, ch+"="+strings.TrimPrefix(rel, p.ID+"@"))
 					}
 					sort.Strings(chans)
-					printf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","), plural(len(p.Releases), "release"), p.Description)
+					Printf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","), Plural(len(p.Releases), "release"), p.Description)
 				}
 			})
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	return cmd
 }

@@ -22,7 +22,7 @@ func newChannelCmd() *cobra.Command {
 }
 
 func newChannelSetCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	cmd := &cobra.Command{
 		Use:   "set PLUGIN CHANNEL RELEASE",
 		Short: "Point a channel of a plugin at one of its releases",
@@ -43,7 +43,7 @@ Exit status: 0 set, 1 refused or not found, 2 usage error.`,
 				distribution.CheckReleaseID(u.ReleaseID),
 			} {
 				if err != nil {
-					return usage(err)
+					return Usage(err)
 				}
 			}
 			c, err := rf.client()
@@ -52,14 +52,14 @@ Exit status: 0 set, 1 refused or not found, 2 usage error.`,
 			}
 			rel, err := c.SetChannel(cmd.Context(), u)
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "move a channel", role: "publisher",
-					pluginID: u.PluginID, releaseID: u.ReleaseID}, err)
+				return rf.refused(cmd, c, Request{Action: "move a channel", Role: "publisher",
+					PluginID: u.PluginID, ReleaseID: u.ReleaseID}, err)
 			}
-			return output(cmd, rf.asJSON, rel, func(w io.Writer) {
-				printf(w, "%s: %s now points at %s\n", u.PluginID, u.Channel, rel.ID)
+			return Output(cmd, rf.asJSON, rel, func(w io.Writer) {
+				Printf(w, "%s: %s now points at %s\n", u.PluginID, u.Channel, rel.ID)
 			})
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	return cmd
 }

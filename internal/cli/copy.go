@@ -31,7 +31,7 @@ type referrerRef struct {
 }
 
 func newCopyCmd() *cobra.Command {
-	var f ociFlags
+	var f OCIFlags
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
 		Short: "Copy a plugin artifact and all its referrers between registries and layouts",
@@ -52,21 +52,21 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			srcRef, err := parseOCIRef(args[0], "source")
+			srcRef, err := ParseOCIRef(args[0], "source")
 			if err != nil {
 				return err
 			}
-			dstRef, err := parseOCIRef(args[1], "destination")
+			dstRef, err := ParseOCIRef(args[1], "destination")
 			if err != nil {
 				return err
 			}
 			if dstRef.Digest != "" {
-				return usagef("destination %q: a digest names what is there already; give a tag or none", args[1])
+				return Usagef("destination %q: a digest names what is there already; give a tag or none", args[1])
 			}
 			if dstRef.Tag == "" {
 				dstRef.Tag = srcRef.Tag
 			}
-			src, err := f.open(ctx, srcRef, false)
+			src, err := f.Open(ctx, srcRef, false)
 			if err != nil {
 				return err
 			}
@@ -74,22 +74,22 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			// creates a layout directory: a refusal writes nothing.
 			p, err := oci.Pull(ctx, src, srcRef.Selector(), oci.PullOptions{})
 			if err != nil {
-				return ociFailure(srcRef, err)
+				return OCIFailure(srcRef, err)
 			}
-			dst, err := f.open(ctx, dstRef, true)
+			dst, err := f.Open(ctx, dstRef, true)
 			if err != nil {
 				return err
 			}
 			c, err := oci.CopyPulled(ctx, src, p, dst, dstRef.Tag)
 			if err != nil {
-				return ociFailure(dstRef, err)
+				return OCIFailure(dstRef, err)
 			}
 			if err := dst.Close(); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			res := copyResult{Source: srcRef.String(), Destination: dstRef.String(), Digest: c.Plugin.Descriptor.Digest.String(),
 				Name: c.Plugin.Package.Name, Version: c.Plugin.Package.Version, Referrers: referrerRefs(c)}
-			return output(cmd, f.asJSON, res, func(w io.Writer) {
+			return Output(cmd, f.JSON, res, func(w io.Writer) {
 				fmt.Fprintf(w, "copied %s %s\ndigest:    %s\nto:        %s\nreferrers: %d\n", terminal.Safe(res.Name), terminal.Safe(res.Version),
 					res.Digest, terminal.Safe(res.Destination), len(res.Referrers))
 				for _, r := range res.Referrers {
@@ -98,7 +98,7 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			})
 		},
 	}
-	f.register(cmd)
+	f.Register(cmd)
 	return cmd
 }
 

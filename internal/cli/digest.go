@@ -25,14 +25,14 @@ Exit status: 0 printed, 2 usage or I/O error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, n, err := fileDigest(args[0])
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			res := struct {
 				Digest string `json:"digest"`
 				Size   int64  `json:"size"`
 				Path   string `json:"path"`
 			}{d, n, args[0]}
-			return output(cmd, asJSON, res, func(w io.Writer) { fmt.Fprintln(w, d) })
+			return Output(cmd, asJSON, res, func(w io.Writer) { fmt.Fprintln(w, d) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

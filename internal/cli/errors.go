@@ -15,57 +15,40 @@ import (
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
-	"github.com/plugkit/plugkit/trust"
 )
 
 // Exit codes.
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInterrupted = 130
+	ExitOK          = 0
+	ExitFailed      = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
 )
 
 // Error codes of the --json failure document. They are a stable interface,
-// listed in docs/cli.md: add codes, never rename them.
+// listed in docs/cli.md: add codes, never rename them. The codes of the
+// verbs only plugkit-full has (home, signing) are in cmd/plugkit-full.
 const (
-	codeUsage       = "usage"               // wrong flags or arguments
-	codeIO          = "io"                  // a file or directory could not be read or written
-	codeFailed      = "failed"              // the operation failed or was refused
-	codeRejected    = "plugin-rejected"     // the specification requires rejecting the plugin
-	codeInvalid     = "plugin-invalid"      // the plugin loaded with error diagnostics
-	codeLimit       = "limit-exceeded"      // a named limit was hit
-	codeArchive     = "archive-invalid"     // an archive was refused
-	codeDigest      = "digest-mismatch"     // bytes did not hash to the digest asked for
-	codeRegistry    = "registry-refused"    // a registry answered with an error status
-	codeInterrupted = "interrupted"         // SIGINT or SIGTERM
-	codeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
-	codeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
-	codeNotFound    = "not-found"           // no plugin manifest under that tag or digest
-	codeMismatch    = "release-mismatch"    // a registry answered another plugin or release than asked
-
-	// Codes of the verbs that change a plugin home (install, update,
-	// remove, sync) and check it.
-	codeConsent        = "consent-required" // a change needs consent that was refused or not given
-	codeConflict       = "name-conflict"    // a plugin of that name is installed from another source
-	codeNotInstalled   = "not-installed"    // no installed plugin has that name
-	codeBusy           = "home-busy"        // another plugkit kept the home locked
-	codeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
-	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
-	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
-	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
-
-	// Codes of the signing verbs (key generate, sign, attest, verify).
-	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
-	codePolicyRefused = "policy-refused" // the trust policy refuses the plugin
-	codePolicyInvalid = "policy-invalid" // the trust policy file cannot be used
-	codePassword      = "wrong-password" // an encrypted private key did not open with the password
+	CodeUsage       = "usage"               // wrong flags or arguments
+	CodeIO          = "io"                  // a file or directory could not be read or written
+	CodeFailed      = "failed"              // the operation failed or was refused
+	CodeRejected    = "plugin-rejected"     // the specification requires rejecting the plugin
+	CodeInvalid     = "plugin-invalid"      // the plugin loaded with error diagnostics
+	CodeLimit       = "limit-exceeded"      // a named limit was hit
+	CodeArchive     = "archive-invalid"     // an archive was refused
+	CodeDigest      = "digest-mismatch"     // bytes did not hash to the digest asked for
+	CodeRegistry    = "registry-refused"    // a registry answered with an error status
+	CodeInterrupted = "interrupted"         // SIGINT or SIGTERM
+	CodeNotPlugin   = "not-a-plugin"        // an OCI artifact is not a plugin of the profile (index, types, config)
+	CodeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
+	CodeNotFound    = "not-found"           // no plugin manifest under that tag or digest
+	CodeMismatch    = "release-mismatch"    // a registry answered another plugin or release than asked
 )
 
-// exitError makes a command end with a given exit code. A nil err means the
+// ExitError makes a command end with a given exit code. A nil err means the
 // command already reported everything and only the code remains. Code, when
 // set, overrides the error code that errorCode would derive.
-type exitError struct {
+type ExitError struct {
 	code int
 	err  error
 	// errCode is the --json error code; "" derives it from err.
@@ -74,116 +57,130 @@ type exitError struct {
 	diagnostics []agentplugin.Diagnostic
 }
 
-func (e *exitError) Error() string {
+func (e *ExitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.err.Error()
 }
 
-func (e *exitError) Unwrap() error { return e.err }
+func (e *ExitError) Unwrap() error { return e.err }
 
-// failed ends a command with exit code 1: the input is invalid or the
-// operation failed.
-func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+// Failed ends a command with exit code 1: the input is invalid or the
+// operation failed. Failed(nil) ends it silently: the verb has reported
+// everything already.
+func Failed(err error) error { return &ExitError{code: ExitFailed, err: err} }
 
-// usage ends a command with exit code 2: a usage or I/O error.
-func usage(err error) error { return &exitError{code: exitUsage, err: err} }
+// Usage ends a command with exit code 2: a usage or I/O error.
+func Usage(err error) error { return &ExitError{code: ExitUsage, err: err} }
 
-// withCode sets the --json error code of err, an error from failed or usage
+// WithCode sets the --json error code of err, an error from failed or usage
 // (or any error, which then exits 1).
-func withCode(code string, err error) error {
-	var ee *exitError
+func WithCode(code string, err error) error {
+	var ee *ExitError
 	if errors.As(err, &ee) {
 		c := *ee
 		c.errCode = code
 		return &c
 	}
-	return &exitError{code: exitFailed, err: err, errCode: code}
+	return &ExitError{code: ExitFailed, err: err, errCode: code}
 }
 
-// withDiagnostics attaches diagnostics to the --json failure document of
+// WithDiagnostics attaches diagnostics to the --json failure document of
 // err.
-func withDiagnostics(err error, ds []agentplugin.Diagnostic) error {
-	var ee *exitError
+func WithDiagnostics(err error, ds []agentplugin.Diagnostic) error {
+	var ee *ExitError
 	if errors.As(err, &ee) {
 		c := *ee
 		c.diagnostics = ds
 		return &c
 	}
-	return &exitError{code: exitFailed, err: err, diagnostics: ds}
+	return &ExitError{code: ExitFailed, err: err, diagnostics: ds}
 }
 
-// errorDoc is the one JSON document a --json verb prints on failure when it
+// ErrorDoc is the one JSON document a --json verb prints on failure when it
 // printed nothing else.
-type errorDoc struct {
-	Error       errorDetail              `json:"error"`
+type ErrorDoc struct {
+	Error       ErrorDetail              `json:"error"`
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
-type errorDetail struct {
+type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-// exitCode is the exit code err calls for.
-func exitCode(err error) int {
-	var ee *exitError
+// ExitCode is the exit code err calls for.
+func ExitCode(err error) int {
+	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
 	// Errors cobra raises itself (unknown command, wrong argument count)
 	// are usage errors.
-	return exitUsage
+	return ExitUsage
 }
 
 // errorCode is the documented code that names err in the --json failure
 // document.
 func errorCode(err error, exit int) string {
-	var ee *exitError
+	var ee *ExitError
 	if errors.As(err, &ee) && ee.errCode != "" {
 		return ee.errCode
 	}
 	var se *distribution.StatusError
 	var rej *agentplugin.RejectedError
 	switch {
-	case exit == exitInterrupted:
-		return codeInterrupted
+	case exit == ExitInterrupted:
+		return CodeInterrupted
 	case errors.As(err, &rej):
-		return codeRejected
+		return CodeRejected
 	case errors.Is(err, snapshot.ErrLimit):
-		return codeLimit
+		return CodeLimit
 	case errors.Is(err, distribution.ErrDigestMismatch), errors.Is(err, oci.ErrDescriptor):
-		return codeDigest
+		return CodeDigest
 	case errors.Is(err, distribution.ErrReleaseMismatch):
-		return codeMismatch
+		return CodeMismatch
 	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
-		return codeNotPlugin
+		return CodeNotPlugin
 	case errors.Is(err, oci.ErrAmbiguous):
-		return codeAmbiguous
+		return CodeAmbiguous
 	case errors.Is(err, oci.ErrNoPlugin):
-		return codeNotFound
-	case errors.Is(err, trust.ErrNotVerified):
-		return codeNotVerified
-	case errors.Is(err, trust.ErrRefused):
-		return codePolicyRefused
-	case errors.Is(err, trust.ErrPassword):
-		return codePassword
-	case errors.As(err, &se):
-		return codeRegistry
-	case errors.Is(err, source.ErrArchive), isArchiveError(err):
-		return codeArchive
-	case exit == exitUsage && isIOError(err):
-		return codeIO
-	case exit == exitUsage:
-		return codeUsage
+		return CodeNotFound
 	}
-	return codeFailed
+	for _, code := range errorCoders {
+		if c := code(err); c != "" {
+			return c
+		}
+	}
+	switch {
+	case errors.As(err, &se):
+		return CodeRegistry
+	case errors.Is(err, source.ErrArchive), isArchiveError(err):
+		return CodeArchive
+	case exit == ExitUsage && IsIOError(err):
+		return CodeIO
+	case exit == ExitUsage:
+		return CodeUsage
+	}
+	return CodeFailed
 }
 
-// isIOError reports whether err comes from the operating system (a file
+// errorCoders name the errors of packages the verbs outside this package
+// use (the signing verbs' trust errors); errorCode asks them after the OCI
+// codes and before the registry's, in the order they were registered.
+var errorCoders []func(error) string
+
+// RegisterErrorCode adds code to the functions that name an error in the
+// --json failure document: code returns the documented code of the errors
+// it knows (docs/cli.md), and "" for any other. plugkit-full registers its
+// verbs' codes this way, so that the light plugkit links none of their
+// packages.
+func RegisterErrorCode(code func(error) string) { errorCoders = append(errorCoders, code) }
+
+// IsIOError reports whether err comes from the operating system (a file
 // that cannot be read, a directory that cannot be written).
-func isIOError(err error) bool {
+func IsIOError(err error) bool {
 	var pe *fs.PathError
 	var le *os.LinkError
 	var se *os.SyscallError
@@ -210,19 +207,19 @@ func isArchiveError(err error) bool {
 // isSilent reports whether err carries only an exit code: the verb has
 // already said everything.
 func isSilent(err error) bool {
-	var ee *exitError
+	var ee *ExitError
 	return errors.As(err, &ee) && ee.err == nil
 }
 
-// usagef is an error about the command line: exit 2, code "usage".
-func usagef(format string, a ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...), errCode: codeUsage}
+// Usagef is an error about the command line: exit 2, code "usage".
+func Usagef(format string, a ...any) error {
+	return &ExitError{code: ExitUsage, err: fmt.Errorf(format, a...), errCode: CodeUsage}
 }
 
 // errorDiagnostics are the diagnostics a failure carries: attached ones, or
 // a rejected plugin's.
 func errorDiagnostics(err error) []agentplugin.Diagnostic {
-	var ee *exitError
+	var ee *ExitError
 	if errors.As(err, &ee) && ee.diagnostics != nil {
 		return ee.diagnostics
 	}
@@ -236,11 +233,11 @@ func errorDiagnostics(err error) []agentplugin.Diagnostic {
 	return []agentplugin.Diagnostic{}
 }
 
-// explain returns err after showing the diagnostics that explain it (a
+// Explain returns err after showing the diagnostics that explain it (a
 // rejected plugin's, say): printed on stdout in text mode, like every
 // verb's diagnostics; with --json they go into the failure document that
-// runContext prints.
-func explain(cmd *cobra.Command, err error) error {
+// RunContext prints.
+func Explain(cmd *cobra.Command, err error) error {
 	ds := errorDiagnostics(err)
 	if len(ds) == 0 || jsonRequested(cmd) {
 		return err
@@ -272,7 +269,7 @@ func counts(ds []agentplugin.Diagnostic) string {
 			errs++
 		}
 	}
-	return plural(errs, "error") + ", " + plural(len(ds)-errs, "warning")
+	return Plural(errs, "error") + ", " + Plural(len(ds)-errs, "warning")
 }
 
 // nonNil is ds, or an empty list: documents print "diagnostics": [], never
@@ -290,8 +287,8 @@ func writeErrorDoc(w io.Writer, err error, exit int) error {
 	if err != nil {
 		msg = err.Error()
 	}
-	return writeJSON(w, errorDoc{
-		Error:       errorDetail{Code: errorCode(err, exit), Message: msg},
+	return WriteJSON(w, ErrorDoc{
+		Error:       ErrorDetail{Code: errorCode(err, exit), Message: msg},
 		Diagnostics: errorDiagnostics(err),
 	})
 }

@@ -14,19 +14,19 @@ import (
 
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
 func TestUnknownSubcommandsExit2(t *testing.T) {
 	for _, args := range [][]string{
 		{"nosuch"},
-		{"mcp", "nosuch"},
 		{"completion", "nosuch"},
 		{"help", "nosuch"},
 		{"validate", "--nosuch-flag", "."},
 	} {
 		code, out, errOut := plugkit(t, args...)
-		if code != exitUsage {
+		if code != ExitUsage {
 			t.Errorf("plugkit %s: exit %d, want 2\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
 		}
 		if !strings.Contains(errOut, "plugkit:") {
@@ -36,7 +36,7 @@ func TestUnknownSubcommandsExit2(t *testing.T) {
 }
 
 func TestGroupsAndHelpStillWork(t *testing.T) {
-	for _, args := range [][]string{{"mcp"}, {"help", "validate"}, {"help"}, {"validate", "--help"}, {"completion", "bash"}} {
+	for _, args := range [][]string{{"help", "validate"}, {"help"}, {"validate", "--help"}, {"completion", "bash"}} {
 		if code, out, errOut := plugkit(t, args...); code != 0 || out == "" {
 			t.Errorf("plugkit %s: exit %d, stdout %d bytes, stderr %q", strings.Join(args, " "), code, len(out), errOut)
 		}
@@ -51,14 +51,14 @@ func TestJSONFailureDocument(t *testing.T) {
 		exit int
 		code string
 	}{
-		{[]string{"fetch", "--json", "demo", t.TempDir() + "/out"}, exitUsage, codeUsage}, // no --registry
-		{[]string{"inspect", "--json", t.TempDir() + "/missing"}, exitUsage, codeIO},
+		{[]string{"fetch", "--json", "demo", t.TempDir() + "/out"}, ExitUsage, CodeUsage}, // no --registry
+		{[]string{"inspect", "--json", t.TempDir() + "/missing"}, ExitUsage, CodeIO},
 	} {
 		code, out, _ := plugkit(t, c.args...)
 		if code != c.exit {
 			t.Errorf("%v: exit %d, want %d", c.args, code, c.exit)
 		}
-		var doc errorDoc
+		var doc ErrorDoc
 		dec := json.NewDecoder(strings.NewReader(out))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&doc); err != nil {
@@ -77,9 +77,9 @@ func TestJSONFailureDocument(t *testing.T) {
 // TestJSONFailureDocumentOnce: a verb that printed its own document on
 // failure gets no second one.
 func TestJSONFailureDocumentOnce(t *testing.T) {
-	dir := writePlugin(t, map[string]string{"plugin.json": `{"name": "x"}`})
+	dir := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"name": "x"}`})
 	code, out, _ := plugkit(t, "validate", "--json", dir)
-	if code != exitFailed {
+	if code != ExitFailed {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	dec := json.NewDecoder(strings.NewReader(out))
@@ -101,13 +101,13 @@ func TestInterruptedExit130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	var out, errb bytes.Buffer
-	code := runContext(ctx, []string{"catalog", "--json", "--registry", srv.URL}, &out, &errb)
-	if code != exitInterrupted {
+	code := RunContext(ctx, []string{"catalog", "--json", "--registry", srv.URL}, &out, &errb)
+	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130\n%s%s", code, out.String(), errb.String())
 	}
-	var doc errorDoc
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Error.Code != codeInterrupted {
-		t.Fatalf("failure document %q (%v), want code %q", out.String(), err, codeInterrupted)
+	var doc ErrorDoc
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Error.Code != CodeInterrupted {
+		t.Fatalf("failure document %q (%v), want code %q", out.String(), err, CodeInterrupted)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestReleaseMismatchCode(t *testing.T) {
 		{"resolve", "kv", "--registry", ts.URL, "--json"},
 	} {
 		code, out, errOut := plugkit(t, args...)
-		if code != exitFailed || errorCodeOf(t, out) != codeMismatch || !strings.Contains(errOut, `asked for plugin "kv", got "evil"`) {
+		if code != ExitFailed || clitest.ErrorCode(t, out) != CodeMismatch || !strings.Contains(errOut, `asked for plugin "kv", got "evil"`) {
 			t.Errorf("plugkit %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 		}
 	}
@@ -157,9 +157,14 @@ func TestReleaseMismatchCode(t *testing.T) {
 // document has one row in docs/cli.md's table, with the exit status the
 // CLI gives it.
 func TestErrorCodesDocumented(t *testing.T) {
-	src, err := os.ReadFile("errors.go")
-	if err != nil {
-		t.Fatal(err)
+	// The codes of the verbs only plugkit-full has are beside them.
+	var src []byte
+	for _, file := range []string{"errors.go", "../../cmd/plugkit-full/errors.go"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
 	}
 	doc, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
@@ -172,12 +177,12 @@ func TestErrorCodesDocumented(t *testing.T) {
 		}
 		rows[m[1]] = m[2]
 	}
-	codes := regexp.MustCompile(`(?m)^\s*code\w+\s*=\s*"([a-z-]+)"`).FindAllStringSubmatch(string(src), -1)
+	codes := regexp.MustCompile(`(?m)^\s*[cC]ode\w+\s*=\s*"([a-z-]+)"`).FindAllStringSubmatch(string(src), -1)
 	if len(codes) < 20 {
-		t.Fatalf("found only %d codes in errors.go; has its layout changed?", len(codes))
+		t.Fatalf("found only %d codes in the errors.go files; has its layout changed?", len(codes))
 	}
 	// The exit status of each code, where it is fixed.
-	exits := map[string]string{codeUsage: "2", codeIO: "2", codePolicyInvalid: "2", codeInterrupted: "130"}
+	exits := map[string]string{CodeUsage: "2", CodeIO: "2", "policy-invalid": "2", CodeInterrupted: "130"}
 	for _, m := range codes {
 		exit, ok := rows[m[1]]
 		want := exits[m[1]]

@@ -34,7 +34,7 @@ type exportedPlugin struct {
 }
 
 func newExportCmd() *cobra.Command {
-	var f ociFlags
+	var f OCIFlags
 	var check bool
 	cmd := &cobra.Command{
 		Use:   "export REF... FILE.tar",
@@ -71,28 +71,28 @@ Exit status: 0 written, 1 refused, 2 usage, network or I/O error.`,
 			return runExport(cmd, f, oci.ExportOptions{Check: check}, args[:len(args)-1], args[len(args)-1])
 		},
 	}
-	f.register(cmd)
+	f.Register(cmd)
 	cmd.Flags().BoolVar(&check, "check", false, "also unpack and validate each plugin's layer, as pull does")
 	return cmd
 }
 
-func runExport(cmd *cobra.Command, f ociFlags, opts oci.ExportOptions, refArgs []string, file string) error {
+func runExport(cmd *cobra.Command, f OCIFlags, opts oci.ExportOptions, refArgs []string, file string) error {
 	ctx := cmd.Context()
 	if oci.IsReference(file) {
-		return usagef("the last argument is the tar file to write, not a reference: %q", file)
+		return Usagef("the last argument is the tar file to write, not a reference: %q", file)
 	}
 	var items []oci.ExportItem
 	var refs []oci.Reference
 	stores := map[oci.Reference]oci.Store{} // one per layout or repository
 	for _, arg := range refArgs {
-		ref, err := parseOCIRef(arg, "reference")
+		ref, err := ParseOCIRef(arg, "reference")
 		if err != nil {
 			return err
 		}
 		where := oci.Reference{Layout: ref.Layout, Path: ref.Path, Registry: ref.Registry, Repository: ref.Repository}
 		src, ok := stores[where]
 		if !ok {
-			if src, err = f.open(ctx, ref, false); err != nil {
+			if src, err = f.Open(ctx, ref, false); err != nil {
 				return err
 			}
 			stores[where] = src
@@ -102,20 +102,20 @@ func runExport(cmd *cobra.Command, f ociFlags, opts oci.ExportOptions, refArgs [
 	}
 	out, err := atomicfile.Create(file, 0o644)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	defer out.Abort()
 	digest := archive.NewDigestWriter()
 	buf := newAheadWriter(io.MultiWriter(out, digest), 1<<20)
 	copied, err := oci.Export(ctx, buf, items, filepath.Dir(file), opts)
 	if werr := buf.Close(); err == nil && werr != nil {
-		return usage(werr)
+		return Usage(werr)
 	}
 	if err != nil {
-		return ociFailure(oci.Reference{}, err)
+		return OCIFailure(oci.Reference{}, err)
 	}
 	if err := out.Commit(); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	res := exportResult{Path: file, Digest: digest.Digest(), Size: digest.Size(), Plugins: []exportedPlugin{}}
 	for i, c := range copied {
@@ -123,7 +123,7 @@ func runExport(cmd *cobra.Command, f ociFlags, opts oci.ExportOptions, refArgs [
 		res.Plugins = append(res.Plugins, exportedPlugin{Reference: refs[i].String(), Name: cfg.Name, Version: cfg.PluginVersion(),
 			Digest: c.Plugin.Descriptor.Digest.String(), RefName: items[i].Name, Referrers: referrerRefs(c)})
 	}
-	return output(cmd, f.asJSON, res, func(w io.Writer) {
+	return Output(cmd, f.JSON, res, func(w io.Writer) {
 		for _, p := range res.Plugins {
 			fmt.Fprintf(w, "%s %s  %s  %s (%d referrers)\n", terminal.Safe(p.Name), terminal.Safe(p.Version), p.Digest, terminal.Safe(p.RefName), len(p.Referrers))
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
 // writeBlob stores b in the layout dir and returns its digest.
@@ -61,7 +63,7 @@ func linkLayer(t *testing.T) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	pj := readFile(t, filepath.Join(examplePlugin, "plugin.json"))
+	pj := readFile(t, filepath.Join(clitest.ExamplePlugin, "plugin.json"))
 	tw.WriteHeader(&tar.Header{Name: "release-notes/plugin.json", Mode: 0o644, Size: int64(len(pj)), Typeflag: tar.TypeReg, Format: tar.FormatUSTAR})
 	tw.Write(pj)
 	tw.WriteHeader(&tar.Header{Name: "release-notes/evil", Mode: 0o777, Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd", Format: tar.FormatUSTAR})
@@ -85,7 +87,7 @@ func assertEmpty(t *testing.T, dir string) {
 // layer holding a link entry is exported, refused by export --check (which
 // writes nothing), and refused by whoever imports the tar (copy, pull).
 func TestExportCheckFlag(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	layout := examplePluginLayout(t)
 	replaceLayer(t, layout, linkLayer(t))
 	out := t.TempDir()
@@ -93,7 +95,7 @@ func TestExportCheckFlag(t *testing.T) {
 	var exported struct {
 		Plugins []struct{ Name, Version string }
 	}
-	decodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", tarFile, "--json"), &exported)
+	clitest.DecodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", tarFile, "--json"), &exported)
 	if len(exported.Plugins) != 1 || exported.Plugins[0].Name != "release-notes" || exported.Plugins[0].Version != "1.2.0" {
 		t.Errorf("export --json: %+v", exported)
 	}
@@ -118,7 +120,7 @@ func TestExportCheckFlag(t *testing.T) {
 // ones its descriptor names (found as the layer is copied into the tar),
 // and writes nothing.
 func TestExportRefusesLayerDigestLie(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	layout := examplePluginLayout(t)
 	var manifest struct {
 		Layers []struct{ Digest string }
@@ -137,7 +139,7 @@ func TestExportRefusesLayerDigestLie(t *testing.T) {
 		out := t.TempDir()
 		args := append([]string{"export", "oci-layout:" + layout + ":1.2.0", filepath.Join(out, "airgap.tar"), "--json"}, flags...)
 		code, stdout, _ := runCLI(t, args...)
-		if code != 1 || !strings.Contains(stdout, `"`+codeDigest+`"`) {
+		if code != 1 || !strings.Contains(stdout, `"`+CodeDigest+`"`) {
 			t.Errorf("export %v of a layer that lies: exit %d %s", flags, code, stdout)
 		}
 		assertEmpty(t, out)

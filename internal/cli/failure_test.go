@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
 // TestJSONFailureCodes: every verb with --json, failing in each way it
@@ -19,9 +21,9 @@ import (
 // (Issue 14, item 9.)
 func TestJSONFailureCodes(t *testing.T) {
 	tmp := t.TempDir()
-	rejected := writePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
-	good := writePackTestPlugin(t, packTestManifest)
-	linked := writePackTestPlugin(t, packTestManifest)
+	rejected := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
+	good := clitest.WritePackPlugin(t, clitest.PackManifest)
+	linked := clitest.WritePackPlugin(t, clitest.PackManifest)
 	os.Symlink("plugin.json", filepath.Join(linked, "alias.json"))
 	notGzip := filepath.Join(tmp, "x.tar.gz")
 	os.WriteFile(notGzip, []byte("not gzip"), 0o644)
@@ -50,29 +52,27 @@ func TestJSONFailureCodes(t *testing.T) {
 		code  string
 		diags int // minimum number of diagnostics
 	}{
-		{[]string{"inspect", rejected}, exitFailed, codeRejected, 1},
-		{[]string{"inspect", notGzip}, exitFailed, codeArchive, 0},
-		{[]string{"inspect", missing}, exitUsage, codeIO, 0},
-		{[]string{"inspect", "--strict-links", linked}, exitFailed, codeFailed, 0},
-		{[]string{"inspect", "a", "b"}, exitUsage, codeUsage, 0},
-		{[]string{"pack", rejected, "-o", filepath.Join(tmp, "r.tar.gz")}, exitFailed, codeRejected, 1},
-		{[]string{"pack", "--strict-links", linked, "-o", filepath.Join(tmp, "l.tar.gz")}, exitFailed, codeFailed, 0},
-		{[]string{"pack", missing}, exitUsage, codeIO, 0},
-		{[]string{"pack", good, "-o", filepath.Join(missing, "x.tar.gz")}, exitUsage, codeIO, 0},
-		{[]string{"digest", missing}, exitUsage, codeIO, 0},
-		{[]string{"unpack", notGzip, filepath.Join(tmp, "u")}, exitFailed, codeArchive, 0},
-		{[]string{"unpack", notGzip, full}, exitUsage, codeUsage, 0},
-		{[]string{"init", full}, exitUsage, codeUsage, 0},
-		{[]string{"init", filepath.Join(tmp, "i"), "--name", "Bad"}, exitFailed, codeInvalid, 1},
-		{[]string{"version", "extra"}, exitUsage, codeUsage, 0},
-		{[]string{"catalog", "--registry", refusing.URL}, exitFailed, codeRegistry, 0},
-		{[]string{"resolve", "demo", "--registry", refusing.URL}, exitFailed, codeRegistry, 0},
-		{[]string{"resolve", "demo"}, exitUsage, codeUsage, 0},
-		{[]string{"fetch", "demo", filepath.Join(tmp, "f"), "--registry", refusing.URL}, exitFailed, codeRegistry, 0},
-		{[]string{"publish", good, "--registry", refusing.URL}, exitFailed, codeRegistry, 1},
-		{[]string{"publish", rejected, "--registry", refusing.URL}, exitFailed, codeRejected, 1},
-		{[]string{"mcp", "list", rejected}, exitFailed, codeRejected, 1},
-		{[]string{"mcp", "call", good, "nosuch", "tool"}, exitUsage, codeUsage, 0},
+		{[]string{"inspect", rejected}, ExitFailed, CodeRejected, 1},
+		{[]string{"inspect", notGzip}, ExitFailed, CodeArchive, 0},
+		{[]string{"inspect", missing}, ExitUsage, CodeIO, 0},
+		{[]string{"inspect", "--strict-links", linked}, ExitFailed, CodeFailed, 0},
+		{[]string{"inspect", "a", "b"}, ExitUsage, CodeUsage, 0},
+		{[]string{"pack", rejected, "-o", filepath.Join(tmp, "r.tar.gz")}, ExitFailed, CodeRejected, 1},
+		{[]string{"pack", "--strict-links", linked, "-o", filepath.Join(tmp, "l.tar.gz")}, ExitFailed, CodeFailed, 0},
+		{[]string{"pack", missing}, ExitUsage, CodeIO, 0},
+		{[]string{"pack", good, "-o", filepath.Join(missing, "x.tar.gz")}, ExitUsage, CodeIO, 0},
+		{[]string{"digest", missing}, ExitUsage, CodeIO, 0},
+		{[]string{"unpack", notGzip, filepath.Join(tmp, "u")}, ExitFailed, CodeArchive, 0},
+		{[]string{"unpack", notGzip, full}, ExitUsage, CodeUsage, 0},
+		{[]string{"init", full}, ExitUsage, CodeUsage, 0},
+		{[]string{"init", filepath.Join(tmp, "i"), "--name", "Bad"}, ExitFailed, CodeInvalid, 1},
+		{[]string{"version", "extra"}, ExitUsage, CodeUsage, 0},
+		{[]string{"catalog", "--registry", refusing.URL}, ExitFailed, CodeRegistry, 0},
+		{[]string{"resolve", "demo", "--registry", refusing.URL}, ExitFailed, CodeRegistry, 0},
+		{[]string{"resolve", "demo"}, ExitUsage, CodeUsage, 0},
+		{[]string{"fetch", "demo", filepath.Join(tmp, "f"), "--registry", refusing.URL}, ExitFailed, CodeRegistry, 0},
+		{[]string{"publish", good, "--registry", refusing.URL}, ExitFailed, CodeRegistry, 1},
+		{[]string{"publish", rejected, "--registry", refusing.URL}, ExitFailed, CodeRejected, 1},
 	} {
 		args := append(c.args, "--json")
 		code, out, errOut := plugkit(t, args...)
@@ -99,7 +99,7 @@ func TestJSONFailureCodes(t *testing.T) {
 // (Issue 8, item 13.)
 func TestTerminalSafeText(t *testing.T) {
 	evil := "evil\x1b]0;owned\x07\u202e"
-	dir := writePlugin(t, map[string]string{
+	dir := clitest.WritePlugin(t, map[string]string{
 		"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "demo", "version": "1.0.0",
 			"description": "` + jsonEscape(evil) + `", "x-` + jsonEscape(evil) + `": 1}`,
 		"skills/a/SKILL.md": "---\nname: a\ndescription: \"" + jsonEscape(evil) + "\"\n---\n",
@@ -150,7 +150,7 @@ func TestEveryJSONVerbPrintsOneDocumentOnFailure(t *testing.T) {
 			paths = append(paths, path)
 		}
 	}
-	walk(newRootCmd(nil, nil), nil)
+	walk(NewRootCmd(nil, nil), nil)
 	if len(paths) < 25 {
 		t.Fatalf("found only %d commands with --json: %v", len(paths), paths)
 	}

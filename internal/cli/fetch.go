@@ -14,7 +14,7 @@ import (
 func init() { verbs = append(verbs, newFetchCmd) }
 
 func newFetchCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	var q distribution.ResolveQuery
 	cmd := &cobra.Command{
 		Use:   "fetch PLUGIN|DIGEST DIR",
@@ -39,7 +39,7 @@ rejected plugin, 2 usage or I/O error (DIR not empty included).`,
 			return runFetch(cmd, &rf, q, args[0], args[1])
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
 	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to fetch instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
@@ -55,39 +55,39 @@ type fetchResult struct {
 	Files   int                   `json:"files"`
 }
 
-func runFetch(cmd *cobra.Command, rf *registryFlags, q distribution.ResolveQuery, target, dir string) error {
+func runFetch(cmd *cobra.Command, rf *RegistryFlags, q distribution.ResolveQuery, target, dir string) error {
 	c, err := rf.client()
 	if err != nil {
 		return err
 	}
 	c.HTTPClient = progressClient(cmd, "fetch "+target)
 	if err := snapshot.CheckNewDir(dir); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	var res fetchResult
 	var art *distribution.Artifact
 	if digest, perr := archive.ParseDigest(target); perr == nil {
 		if q.Channel != "" || q.ReleaseID != "" {
-			return usagef("--channel and --release name a plugin's release, not a digest")
+			return Usagef("--channel and --release name a plugin's release, not a digest")
 		}
 		if art, err = c.Download(cmd.Context(), digest); err != nil {
-			return rf.refused(cmd, c, request{action: "read", role: "reader", digest: digest}, err)
+			return rf.refused(cmd, c, Request{Action: "read", Role: "reader", Digest: digest}, err)
 		}
 	} else {
 		q.PluginID = target
 		if err := checkResolveQuery(&q); err != nil {
-			return usage(fmt.Errorf("%q is neither a digest nor a plugin: %w", target, err))
+			return Usage(fmt.Errorf("%q is neither a digest nor a plugin: %w", target, err))
 		}
 		if res.Release, art, err = c.Fetch(cmd.Context(), q); err != nil {
 			return rf.refused(cmd, c, resolveRequest(q), err)
 		}
 	}
 	if err := snapshot.WriteDir(dir, art.Snapshot); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	res.Digest, res.Name, res.Version = art.Digest, art.Package.Name, art.Package.Version
 	res.Path, res.Files = dir, len(art.Snapshot.Files)
-	return output(cmd, rf.asJSON, res, func(w io.Writer) {
-		printf(w, "fetched %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", res.Name, res.Version, res.Digest, res.Files, res.Path)
+	return Output(cmd, rf.asJSON, res, func(w io.Writer) {
+		Printf(w, "fetched %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", res.Name, res.Version, res.Digest, res.Files, res.Path)
 	})
 }

@@ -73,10 +73,10 @@ empty included).`,
 				dir = args[0]
 			}
 			if strings.ContainsAny(skillName, `/\`) || skillName == "." || skillName == ".." {
-				return usagef("--skill %q: a skill name is one directory name", skillName)
+				return Usagef("--skill %q: a skill name is one directory name", skillName)
 			}
 			if mcpType != "" && mcpType != initMCPStdio && mcpType != initMCPHTTP {
-				return usagef("unknown --mcp %q (stdio or http)", mcpType)
+				return Usagef("unknown --mcp %q (stdio or http)", mcpType)
 			}
 			return runInit(cmd, dir, name, skillName, mcpType, asJSON)
 		},
@@ -94,10 +94,10 @@ func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bo
 	// writers that replace dir by a rename.
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	if err := snapshot.CheckNewDir(abs); err != nil {
-		return usage(fmt.Errorf("%w: plugkit init never overwrites anything; choose a new or empty directory", err))
+		return Usage(fmt.Errorf("%w: plugkit init never overwrites anything; choose a new or empty directory", err))
 	}
 	if name == "" {
 		name = filepath.Base(abs)
@@ -112,7 +112,7 @@ func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bo
 	}
 	snap, err := snapshot.New(files, modes)
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
 	// The loader judges the names, so init accepts exactly what loads.
 	pkg, err := agentplugin.Load(snap, agentplugin.Options{})
@@ -121,23 +121,23 @@ func runInit(cmd *cobra.Command, dir, name, skillName, mcpType string, asJSON bo
 		ds = pkg.Diagnostics
 	}
 	if err != nil || agentplugin.HasErrors(ds) {
-		err := failed(errors.New("the new plugin would not validate (a name breaks the rules, see the diagnostics): nothing written"))
-		return explain(cmd, withDiagnostics(withCode(codeInvalid, err), ds))
+		err := Failed(errors.New("the new plugin would not validate (a name breaks the rules, see the diagnostics): nothing written"))
+		return Explain(cmd, WithDiagnostics(WithCode(CodeInvalid, err), ds))
 	}
 	if err := cmd.Context().Err(); err != nil {
 		return err // interrupted: write nothing
 	}
 	if err := writeNewTree(abs, snap); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	res := initResult{Path: dir, Name: name, Files: snap.Paths(), Diagnostics: nonNil(pkg.Diagnostics)}
-	return output(cmd, asJSON, res, func(w io.Writer) {
+	return Output(cmd, asJSON, res, func(w io.Writer) {
 		printDiagnostics(w, res.Diagnostics)
-		printf(w, "created plugin %s in %s:\n", name, dir)
+		Printf(w, "created plugin %s in %s:\n", name, dir)
 		for _, f := range res.Files {
-			printf(w, "  %s\n", f)
+			Printf(w, "  %s\n", f)
 		}
-		printf(w, "next: edit the descriptions, then run: plugkit validate %s\n", pathArg(dir))
+		Printf(w, "next: edit the descriptions, then run: plugkit validate %s\n", pathArg(dir))
 	})
 }
 
@@ -235,7 +235,7 @@ func yamlScalar(s string) string {
 
 func indentJSON(v any) []byte {
 	var b bytes.Buffer
-	writeJSON(&b, v)
+	WriteJSON(&b, v)
 	return b.Bytes()
 }
 

@@ -76,9 +76,9 @@ names. A rejected plugin exits 1 with the reasons.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := inspect(cmd.Context(), args[0], source.Options{Read: readOptions(strictLinks), Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
 			if err != nil {
-				return explain(cmd, err)
+				return Explain(cmd, err)
 			}
-			return output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
+			return Output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -88,14 +88,14 @@ names. A rejected plugin exits 1 with the reasons.`,
 }
 
 func inspect(ctx context.Context, path string, opts source.Options) (*inspectReport, error) {
-	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
+	p, err := OpenSource(ctx, path, source.ParseOptions{}, opts)
 	if err != nil {
 		return nil, err
 	}
 	pkg, snap := p.Package, p.Package.Snapshot
-	digest, err := sourceDigest(p)
+	digest, err := SourceDigest(p)
 	if err != nil {
-		return nil, failed(err)
+		return nil, Failed(err)
 	}
 	diags := nonNil(append([]agentplugin.Diagnostic(nil), pkg.Diagnostics...))
 	r := &inspectReport{Path: path, Digest: digest, SpecVersion: pkg.SpecVersion, Name: pkg.Name, Version: pkg.Version,
@@ -112,14 +112,14 @@ func inspect(ctx context.Context, path string, opts source.Options) (*inspectRep
 	}
 	for _, s := range pkg.Servers {
 		r.MCPServers = append(r.MCPServers, inspectServer{ID: s.ID, Type: s.Type, Command: s.Command, Args: s.Args,
-			EnvKeys: sortedKeys(s.Env), Cwd: s.Cwd, URL: s.URL, Headers: sortedKeys(s.Headers)})
+			EnvKeys: SortedKeys(s.Env), Cwd: s.Cwd, URL: s.URL, Headers: SortedKeys(s.Headers)})
 	}
 	return r, nil
 }
 
-// sourceDigest is the identity of what was read (an archive file's digest,
+// SourceDigest is the identity of what was read (an archive file's digest,
 // say), or for a directory the digest of the archive it packs to.
-func sourceDigest(p *source.Plugin) (string, error) {
+func SourceDigest(p *source.Plugin) (string, error) {
 	if p.Identity != "" {
 		return p.Identity, nil
 	}
@@ -130,7 +130,7 @@ func sourceDigest(p *source.Plugin) (string, error) {
 	return archive.Digest(b), nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func SortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -144,25 +144,25 @@ func printInspect(w io.Writer, r *inspectReport) {
 	if r.Version != "" {
 		title += " " + r.Version
 	}
-	printf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
+	Printf(w, "%s (Agent Plugins %s)\n", title, r.SpecVersion)
 	if r.Description != "" {
-		printf(w, "  %s\n", r.Description)
+		Printf(w, "  %s\n", r.Description)
 	}
-	printf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
-	printf(w, "skills:  %d\n", len(r.Skills))
+	Printf(w, "digest:  %s\nfiles:   %d (%d bytes)\n", r.Digest, r.Files, r.Bytes)
+	Printf(w, "skills:  %d\n", len(r.Skills))
 	for _, s := range r.Skills {
-		printf(w, "  %s  %s\n", s.ID, s.Description)
+		Printf(w, "  %s  %s\n", s.ID, s.Description)
 	}
-	printf(w, "mcp:     %s, %s\n", r.MCP, plural(len(r.MCPServers), "server"))
+	Printf(w, "mcp:     %s, %s\n", r.MCP, Plural(len(r.MCPServers), "server"))
 	for _, s := range r.MCPServers {
 		target := s.URL
 		if s.Type == agentplugin.Stdio {
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
 		}
-		printf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
+		Printf(w, "  %s  %s  %s\n", s.ID, s.Type, target)
 	}
 	if len(r.Extensions)+len(r.ExtensionDirs) > 0 {
-		printf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
+		Printf(w, "extensions: %s; directories: %s\n", strings.Join(r.Extensions, ", "), strings.Join(r.ExtensionDirs, ", "))
 	}
 	printDiagnostics(w, r.Diagnostics)
 }

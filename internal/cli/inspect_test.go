@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
 func TestInspectDirectoryAndArchiveAgree(t *testing.T) {
@@ -32,7 +34,7 @@ func TestInspectDirectoryAndArchiveAgree(t *testing.T) {
 }
 
 func TestInspectHidesValues(t *testing.T) {
-	dir := writePlugin(t, map[string]string{
+	dir := clitest.WritePlugin(t, map[string]string{
 		"plugin.json": testManifest,
 		"mcp.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
 			"a": {"type": "stdio", "command": "node", "env": {"API_KEY": "hunter2"}},
@@ -50,7 +52,7 @@ func TestInspectHidesValues(t *testing.T) {
 }
 
 func TestInspectFailures(t *testing.T) {
-	rejected := writePlugin(t, map[string]string{"plugin.json": `{}`})
+	rejected := clitest.WritePlugin(t, map[string]string{"plugin.json": `{}`})
 	bad := filepath.Join(t.TempDir(), "bad.tar.gz")
 	if err := os.WriteFile(bad, []byte("not gzip"), 0o644); err != nil {
 		t.Fatal(err)

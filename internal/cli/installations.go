@@ -12,7 +12,7 @@ import (
 func init() { verbs = append(verbs, newInstallationsCmd) }
 
 func newInstallationsCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	cmd := &cobra.Command{
 		Use:   "installations [PLUGIN]",
 		Short: "List the installation reports a registry holds",
@@ -33,7 +33,7 @@ Exit status: 0 listed, 1 refused or unreachable, 2 usage error.`,
 			if len(args) == 1 {
 				plugin = args[0]
 				if err := distribution.CheckPluginID(plugin); err != nil {
-					return usage(err)
+					return Usage(err)
 				}
 			}
 			c, err := rf.client()
@@ -42,20 +42,20 @@ Exit status: 0 listed, 1 refused or unreachable, 2 usage error.`,
 			}
 			list, err := c.Installations(cmd.Context(), plugin)
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "list installations", role: "reader", pluginID: plugin}, err)
+				return rf.refused(cmd, c, Request{Action: "list installations", Role: "reader", PluginID: plugin}, err)
 			}
-			return output(cmd, rf.asJSON, distribution.Installations{Installations: list}, func(w io.Writer) {
+			return Output(cmd, rf.asJSON, distribution.Installations{Installations: list}, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				printf(tw, "PLUGIN\tRELEASE\tSTATUS\tHOST\tREPORTER\tREPORTED\tID\n")
+				Printf(tw, "PLUGIN\tRELEASE\tSTATUS\tHOST\tREPORTER\tREPORTED\tID\n")
 				for _, in := range list {
-					printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.PluginID, in.ReleaseID, in.Status,
+					Printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.PluginID, in.ReleaseID, in.Status,
 						orDash(in.Host), orDash(in.Reporter), in.ReportedAt.Format("2006-01-02 15:04:05Z"), in.ID)
 				}
 				tw.Flush()
 			})
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	return cmd
 }
 

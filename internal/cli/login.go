@@ -25,7 +25,7 @@ type loginResult struct {
 }
 
 func newLoginCmd() *cobra.Command {
-	var f ociFlags
+	var f OCIFlags
 	var username string
 	var passwordStdin bool
 	cmd := &cobra.Command{
@@ -52,20 +52,20 @@ error.`,
 			if err != nil {
 				return err
 			}
-			opts, err := f.remote()
+			opts, err := f.Remote()
 			if err != nil {
 				return err
 			}
 			if err := oci.Login(cmd.Context(), opts.Credentials, host, cred, opts); err != nil {
-				return withCode(codeRegistry, failed(err))
+				return WithCode(CodeRegistry, Failed(err))
 			}
 			res := loginResult{Registry: host, Username: cred.Username}
-			return output(cmd, f.asJSON, res, func(w io.Writer) {
+			return Output(cmd, f.JSON, res, func(w io.Writer) {
 				fmt.Fprintf(w, "logged in to %s as %s\n", terminal.Safe(host), terminal.Safe(cred.Username))
 			})
 		},
 	}
-	f.register(cmd)
+	f.Register(cmd)
 	cmd.Flags().StringVarP(&username, "username", "u", "", "user name (prompted for on a terminal when missing)")
 	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password or token from standard input")
 	return cmd
@@ -76,15 +76,15 @@ error.`,
 // argv.
 func readCredential(cmd *cobra.Command, username string, fromStdin bool) (auth.Credential, error) {
 	in := cmd.InOrStdin()
-	tty := isTerminal(in)
+	tty := IsTerminal(in)
 	if username == "" {
 		if !tty || fromStdin {
-			return auth.Credential{}, usagef("--username is required (standard input is not a terminal to ask on)")
+			return auth.Credential{}, Usagef("--username is required (standard input is not a terminal to ask on)")
 		}
 		fmt.Fprint(cmd.ErrOrStderr(), "Username: ")
 		line, err := bufio.NewReader(in).ReadString('\n')
 		if err != nil {
-			return auth.Credential{}, usage(err)
+			return auth.Credential{}, Usage(err)
 		}
 		username = strings.TrimSpace(line)
 	}
@@ -93,7 +93,7 @@ func readCredential(cmd *cobra.Command, username string, fromStdin bool) (auth.C
 	case fromStdin:
 		b, err := io.ReadAll(io.LimitReader(in, maxTokenFile))
 		if err != nil {
-			return auth.Credential{}, usage(err)
+			return auth.Credential{}, Usage(err)
 		}
 		password = strings.TrimRight(string(b), "\r\n")
 	case tty:
@@ -101,14 +101,14 @@ func readCredential(cmd *cobra.Command, username string, fromStdin bool) (auth.C
 		b, err := term.ReadPassword(int(in.(*os.File).Fd()))
 		fmt.Fprintln(cmd.ErrOrStderr())
 		if err != nil {
-			return auth.Credential{}, usage(err)
+			return auth.Credential{}, Usage(err)
 		}
 		password = string(b)
 	default:
-		return auth.Credential{}, usagef("no password: use --password-stdin (passwords are never taken from the command line)")
+		return auth.Credential{}, Usagef("no password: use --password-stdin (passwords are never taken from the command line)")
 	}
 	if password == "" {
-		return auth.Credential{}, usage(errors.New("empty password"))
+		return auth.Credential{}, Usage(errors.New("empty password"))
 	}
 	return auth.Credential{Username: username, Password: password}, nil
 }

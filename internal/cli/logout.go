@@ -27,12 +27,12 @@ Exit status: 0 removed, 2 usage or I/O error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := oci.DockerCredentials()
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			if err := oci.Logout(cmd.Context(), store, args[0]); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
-			return output(cmd, asJSON, map[string]string{"registry": args[0]}, func(w io.Writer) {
+			return Output(cmd, asJSON, map[string]string{"registry": args[0]}, func(w io.Writer) {
 				fmt.Fprintf(w, "logged out of %s\n", terminal.Safe(args[0]))
 			})
 		},

@@ -23,9 +23,14 @@ import (
 // appends its own in an init function, so verbs stay independent.
 var verbs []func() *cobra.Command
 
-// newRootCmd builds a fresh command tree, so that tests can run plugkit
+// Register adds the constructor of a verb that lives outside this package
+// (the verbs of plugkit-full); its file calls it in an init function, as
+// this package's verbs append to verbs.
+func Register(verb func() *cobra.Command) { verbs = append(verbs, verb) }
+
+// NewRootCmd builds a fresh command tree, so that tests can run plugkit
 // in-process any number of times.
-func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "plugkit",
 		Short:         "Validate, pack, distribute and run Agent Plugins 1.0.0",
@@ -39,10 +44,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("{{plugkitVersionText}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usage(err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return Usage(err) })
 	for _, v := range verbs {
 		root.AddCommand(v())
 	}
+	addFullStubs(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	refuseUnknownSubcommands(root)
@@ -61,7 +67,7 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			target, rest, err := cmd.Root().Find(args)
 			if err != nil || len(rest) > 0 {
-				return usagef("unknown help topic %q (see plugkit help)", args)
+				return Usagef("unknown help topic %q (see plugkit help)", args)
 			}
 			return target.Help()
 		}
@@ -69,7 +75,7 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	case c.HasSubCommands() && c.Run == nil && c.RunE == nil && c.HasParent():
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+				return Usagef("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
 			}
 			return nil
 		}
@@ -77,31 +83,38 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	}
 }
 
-// run executes plugkit with args and returns the exit code.
-func run(args []string, stdout, stderr io.Writer) int {
-	return runContext(context.Background(), args, stdout, stderr)
+// Run executes plugkit with args and returns the exit code; tests run
+// plugkit in process with it.
+func Run(args []string, stdout, stderr io.Writer) int {
+	return RunContext(context.Background(), args, stdout, stderr)
 }
 
-// runContext executes plugkit until ctx is cancelled, which is how SIGINT
+// RunContext executes plugkit until ctx is cancelled, which is how SIGINT
 // and SIGTERM reach a running verb: a verb that stops because of it exits
 // 130 (one that had already finished its work, or ends on a signal by
 // design as serve does, exits as it would have).
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &watchWriter{w: stdout}
-	root := newRootCmd(out, stderr)
-	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return exitOK
+	root := NewRootCmd(out, stderr)
+	var cmd *cobra.Command
+	var err error
+	if verb := fullVerbOf(root, args); verb != "" {
+		cmd, err = root, runFull(verb, args)
+	} else {
+		root.SetArgs(args)
+		cmd, err = root.ExecuteContextC(ctx)
 	}
-	code := exitCode(err)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCode(err)
 	if ctx.Err() != nil {
-		code = exitInterrupted
+		code = ExitInterrupted
 		if errors.Is(err, context.Canceled) {
 			err = &summaryError{msg: "interrupted", err: err}
 		}
 	}
-	if jsonRequested(cmd) && !out.wrote {
+	if (jsonRequested(cmd) || fullJSONRequested(cmd, err, args)) && !out.wrote {
 		// A --json verb that failed before printing its document still
 		// owes the caller one.
 		if werr := writeErrorDoc(out, err, code); werr != nil {
@@ -120,7 +133,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func printError(w io.Writer, err error) {
 	prefix := "plugkit: "
 	for line := range strings.SplitSeq(err.Error(), "\n") {
-		printf(w, "%s%s\n", prefix, line)
+		Printf(w, "%s%s\n", prefix, line)
 		prefix = ""
 	}
 }
@@ -160,7 +173,7 @@ func Main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := RunContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

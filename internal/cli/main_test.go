@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 // initialisers run (internal/gcinit), is back on by the time a verb runs:
 // validating a plugin of 24 MB collects, with GOGC as the user set it.
 func TestCollectorAfterStart(t *testing.T) {
-	bin := testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
+	bin := testbin.Plugkit(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(testManifest), 0o644)
 	os.MkdirAll(filepath.Join(dir, "data"), 0o755)

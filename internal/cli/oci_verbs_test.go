@@ -3,7 +3,6 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -11,43 +10,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-const examplePlugin = "../../examples/release-notes"
-
-// decodeOne decodes stdout as exactly one JSON document.
-func decodeOne(t *testing.T, stdout string, v any) {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	if err := dec.Decode(v); err != nil || dec.More() {
-		t.Fatalf("stdout is not one JSON document: %q (%v)", stdout, err)
-	}
-}
-
 // mustRun runs plugkit and fails the test unless it exits 0.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	code, stdout, stderr := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("plugkit %v: exit %d\n%s%s", args, code, stdout, stderr)
-	}
-	return stdout
-}
-
-// ociEnv points the Docker config at an empty directory.
-func ociEnv(t *testing.T) string {
-	dir := t.TempDir()
-	t.Setenv("DOCKER_CONFIG", dir)
-	t.Setenv("SOURCE_DATE_EPOCH", "")
-	return dir
+	return clitest.MustRun(t, Run, args...)
 }
 
 // push, pull, copy, export and the read verbs on OCI sources, against a
 // real registry: one identity all the way.
 func TestOCIVerbs(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	reg := testservice.StartRegistry(t)
 	ref := "oci://" + reg.Host + "/plugins/release-notes:1.2.0"
 
@@ -60,14 +37,14 @@ func TestOCIVerbs(t *testing.T) {
 		}
 		Annotations map[string]string
 	}
-	decodeOne(t, mustRun(t, "push", examplePlugin, ref, "--plain-http", "--json"), &pushed)
+	clitest.DecodeOne(t, mustRun(t, "push", clitest.ExamplePlugin, ref, "--plain-http", "--json"), &pushed)
 	if pushed.Reference != ref || !strings.HasPrefix(pushed.Digest, "sha256:") || pushed.MediaType != "application/vnd.oci.image.manifest.v1+json" ||
 		pushed.ArtifactType != "application/vnd.colossus.agent-plugin.v1" || pushed.Size == 0 || pushed.Config.Size != 136 || pushed.Layer.Size != 1385 ||
 		pushed.Annotations["org.opencontainers.image.version"] != "1.2.0" {
 		t.Fatalf("push --json: %+v", pushed)
 	}
 	// Without a tag the version is the tag; the same plugin, the same digest.
-	text := mustRun(t, "push", examplePlugin, "oci://"+reg.Host+"/plugins/release-notes", "--plain-http")
+	text := mustRun(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/plugins/release-notes", "--plain-http")
 	if !strings.Contains(text, pushed.Digest) || !strings.Contains(text, ":1.2.0") {
 		t.Errorf("second push: %s", text)
 	}
@@ -77,12 +54,12 @@ func TestOCIVerbs(t *testing.T) {
 		Reference, Digest, Name, Version, Path string
 		Files                                  int
 	}
-	decodeOne(t, mustRun(t, "pull", ref, dir, "--plain-http", "--json"), &pulled)
+	clitest.DecodeOne(t, mustRun(t, "pull", ref, dir, "--plain-http", "--json"), &pulled)
 	if pulled.Digest != pushed.Digest || pulled.Name != "release-notes" || pulled.Version != "1.2.0" || pulled.Path != dir || pulled.Files != 8 {
 		t.Fatalf("pull --json: %+v", pulled)
 	}
 	got, _ := snapshot.ReadDir(dir, snapshot.Options{})
-	want, _ := snapshot.ReadDir(examplePlugin, snapshot.Options{})
+	want, _ := snapshot.ReadDir(clitest.ExamplePlugin, snapshot.Options{})
 	if !got.Equal(want) {
 		t.Fatalf("pulled tree differs: %v", got.Paths())
 	}
@@ -94,7 +71,7 @@ func TestOCIVerbs(t *testing.T) {
 	// validate and inspect read the artifact too, with its identity.
 	mustRun(t, "validate", ref, "--plain-http")
 	var insp struct{ Digest string }
-	decodeOne(t, mustRun(t, "inspect", ref, "--plain-http", "--json"), &insp)
+	clitest.DecodeOne(t, mustRun(t, "inspect", ref, "--plain-http", "--json"), &insp)
 	if insp.Digest != pushed.Digest {
 		t.Errorf("inspect digest %s, pushed %s", insp.Digest, pushed.Digest)
 	}
@@ -102,7 +79,7 @@ func TestOCIVerbs(t *testing.T) {
 	// registry → layout → air-gap tar → another repository.
 	layout := filepath.Join(t.TempDir(), "layout")
 	var copied struct{ Digest, Destination string }
-	decodeOne(t, mustRun(t, "copy", ref, "oci-layout:"+layout, "--plain-http", "--json"), &copied)
+	clitest.DecodeOne(t, mustRun(t, "copy", ref, "oci-layout:"+layout, "--plain-http", "--json"), &copied)
 	if copied.Digest != pushed.Digest || copied.Destination != "oci-layout:"+layout+":1.2.0" {
 		t.Fatalf("copy --json: %+v", copied)
 	}
@@ -111,7 +88,7 @@ func TestOCIVerbs(t *testing.T) {
 		Digest  string
 		Plugins []struct{ Digest, RefName string }
 	}
-	decodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", tarFile, "--json"), &exported)
+	clitest.DecodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", tarFile, "--json"), &exported)
 	if len(exported.Plugins) != 1 || exported.Plugins[0].Digest != pushed.Digest || exported.Plugins[0].RefName != "1.2.0" {
 		t.Fatalf("export --json: %+v", exported)
 	}
@@ -121,7 +98,7 @@ func TestOCIVerbs(t *testing.T) {
 		t.Error("export from the registry and from the layout give different bytes")
 	}
 	mustRun(t, "copy", "oci-layout:"+tarFile, "oci://"+reg.Host+"/disconnected/release-notes:1.2.0", "--plain-http")
-	decodeOne(t, mustRun(t, "inspect", "oci://"+reg.Host+"/disconnected/release-notes:1.2.0", "--plain-http", "--json"), &insp)
+	clitest.DecodeOne(t, mustRun(t, "inspect", "oci://"+reg.Host+"/disconnected/release-notes:1.2.0", "--plain-http", "--json"), &insp)
 	if insp.Digest != pushed.Digest {
 		t.Errorf("after the air gap: %s", insp.Digest)
 	}
@@ -135,7 +112,7 @@ func TestOCIVerbs(t *testing.T) {
 
 // What push refuses, and the --json failure document.
 func TestPushRefusals(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	reg := testservice.StartRegistry(t)
 	dst := "oci://" + reg.Host + "/plugins/broken:1.0.0"
 	broken := t.TempDir()
@@ -148,7 +125,7 @@ func TestPushRefusals(t *testing.T) {
 		Error       struct{ Code, Message string }
 		Diagnostics []struct{ Severity, Code, Path string }
 	}
-	decodeOne(t, stdout, &doc)
+	clitest.DecodeOne(t, stdout, &doc)
 	if code != 1 || doc.Error.Code != "plugin-invalid" || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Path != "skills/bad/SKILL.md" {
 		t.Fatalf("push with error diagnostics: exit %d %+v\n%s", code, doc, stderr)
 	}
@@ -169,12 +146,12 @@ func TestPushRefusals(t *testing.T) {
 		t.Errorf("rejected plugin: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, bad := range []string{"oci://" + reg.Host + "/plugins/x@sha256:" + strings.Repeat("0", 64), "docker://x/y:1", "oci://Bad/Repo:1"} {
-		if code, _, _ := runCLI(t, "push", examplePlugin, bad, "--plain-http"); code != 2 {
+		if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, bad, "--plain-http"); code != 2 {
 			t.Errorf("push to %s: exit %d", bad, code)
 		}
 	}
 	// HTTPS by default: the test registry speaks HTTP only.
-	if code, _, _ := runCLI(t, "push", examplePlugin, dst); code == 0 {
+	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, dst); code == 0 {
 		t.Error("push over HTTPS to an HTTP registry succeeded")
 	}
 }
@@ -182,7 +159,7 @@ func TestPushRefusals(t *testing.T) {
 // A non-plugin artifact is refused by pull with its code, and the
 // directory is not created.
 func TestPullRefusesNonPlugin(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	reg := testservice.StartRegistry(t)
 	file := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(file, []byte("hello"), 0o644)
@@ -193,7 +170,7 @@ func TestPullRefusesNonPlugin(t *testing.T) {
 	var doc struct {
 		Error struct{ Code, Message string }
 	}
-	decodeOne(t, stdout, &doc)
+	clitest.DecodeOne(t, stdout, &doc)
 	if code != 1 || doc.Error.Code != "not-a-plugin" {
 		t.Fatalf("exit %d, %+v", code, doc)
 	}
@@ -220,7 +197,7 @@ func TestPullRefusesNonPlugin(t *testing.T) {
 func examplePluginLayout(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "release-notes")
-	mustRun(t, "push", examplePlugin, "oci-layout:"+dir+":1.2.0")
+	mustRun(t, "push", clitest.ExamplePlugin, "oci-layout:"+dir+":1.2.0")
 	return dir
 }
 
@@ -228,7 +205,7 @@ func examplePluginLayout(t *testing.T) string {
 // layout's file name standing for its repository); the file then needs a
 // digest to say which plugin to copy.
 func TestExportSeveralPlugins(t *testing.T) {
-	ociEnv(t)
+	clitest.OCIEnv(t)
 	reg := testservice.StartRegistry(t)
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "plugin.json"), []byte(`{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"other","version":"0.1.0"}`), 0o644)
@@ -238,7 +215,7 @@ func TestExportSeveralPlugins(t *testing.T) {
 	var exported struct {
 		Plugins []struct{ Digest, RefName string }
 	}
-	decodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", "oci://"+reg.Host+"/team/other:0.1.0", tarFile, "--plain-http", "--json"), &exported)
+	clitest.DecodeOne(t, mustRun(t, "export", "oci-layout:"+layout+":1.2.0", "oci://"+reg.Host+"/team/other:0.1.0", tarFile, "--plain-http", "--json"), &exported)
 	if len(exported.Plugins) != 2 || exported.Plugins[0].RefName != "release-notes:1.2.0" || exported.Plugins[1].RefName != "team/other:0.1.0" {
 		t.Fatalf("export --json: %+v", exported)
 	}
@@ -254,7 +231,7 @@ func TestExportSeveralPlugins(t *testing.T) {
 		t.Fatalf("copy from a tar of two plugins without a digest: exit %d %s", code, stdout)
 	}
 	var copied struct{ Digest string }
-	decodeOne(t, mustRun(t, "copy", "oci-layout:"+tarFile+"@"+exported.Plugins[1].Digest, dst, "--plain-http", "--json"), &copied)
+	clitest.DecodeOne(t, mustRun(t, "copy", "oci-layout:"+tarFile+"@"+exported.Plugins[1].Digest, dst, "--plain-http", "--json"), &copied)
 	if copied.Digest != exported.Plugins[1].Digest {
 		t.Errorf("copied %s, exported %s", copied.Digest, exported.Plugins[1].Digest)
 	}
@@ -287,15 +264,15 @@ func tarMember(t *testing.T, file, name string) []byte {
 // login checks the password before storing it; the stored credentials
 // serve push; logout removes them.
 func TestLoginLogoutVerbs(t *testing.T) {
-	cfgDir := ociEnv(t)
+	cfgDir := clitest.OCIEnv(t)
 	reg := testservice.StartAuthRegistry(t, "alice", "s3cret")
 	login := func(password string) int {
 		var out, errb bytes.Buffer
-		root := newRootCmd(&out, &errb)
+		root := NewRootCmd(&out, &errb)
 		root.SetIn(strings.NewReader(password + "\n"))
 		root.SetArgs([]string{"login", reg.Host, "--plain-http", "-u", "alice", "--password-stdin"})
 		if err := root.Execute(); err != nil {
-			return exitCode(err)
+			return ExitCode(err)
 		}
 		return 0
 	}
@@ -305,13 +282,13 @@ func TestLoginLogoutVerbs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfgDir, "config.json")); !os.IsNotExist(err) {
 		t.Fatal("a refused login stored something")
 	}
-	if code, _, _ := runCLI(t, "push", examplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http"); code != 1 {
+	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http"); code != 1 {
 		t.Fatalf("push without credentials: exit %d", code)
 	}
 	if code := login("s3cret"); code != 0 {
 		t.Fatalf("login: exit %d", code)
 	}
-	mustRun(t, "push", examplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http")
+	mustRun(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http")
 	mustRun(t, "logout", reg.Host)
 	if b, _ := os.ReadFile(filepath.Join(cfgDir, "config.json")); strings.Contains(string(b), reg.Host) {
 		t.Fatalf("logout left %s", b)

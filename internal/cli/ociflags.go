@@ -15,93 +15,96 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-// ociFlags are the flags every verb that talks to OCI registries shares.
-type ociFlags struct {
-	plainHTTP bool
-	asJSON    bool
+// OCIFlags are the flags every verb that talks to OCI registries shares.
+type OCIFlags struct {
+	// PlainHTTP is --plain-http: registries are reached over HTTP.
+	PlainHTTP bool
+	// JSON is --json: the verb prints one JSON document.
+	JSON bool
 	// bar, when set, names the progress bar of the verb's blob
 	// transfers (push, pull); other verbs draw none.
 	bar string
 	cmd *cobra.Command
 }
 
-func (f *ociFlags) register(cmd *cobra.Command) {
+// Register adds the flags to cmd, the verb whose flags they are.
+func (f *OCIFlags) Register(cmd *cobra.Command) {
 	f.cmd = cmd
-	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk to registries over HTTP instead of HTTPS (a local or test registry)")
-	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&f.PlainHTTP, "plain-http", false, "talk to registries over HTTP instead of HTTPS (a local or test registry)")
+	cmd.Flags().BoolVar(&f.JSON, "json", false, "print one JSON document")
 }
 
-// remote is how to reach registries: HTTPS unless --plain-http, with the
+// Remote is how to reach registries: HTTPS unless --plain-http, with the
 // credentials of the Docker config and its helpers (docker login, oras
 // login and plugkit login share them).
-func (f *ociFlags) remote() (oci.RemoteOptions, error) {
+func (f *OCIFlags) Remote() (oci.RemoteOptions, error) {
 	store, err := oci.DockerCredentials()
 	if err != nil {
-		return oci.RemoteOptions{}, usage(fmt.Errorf("Docker credentials: %w", err))
+		return oci.RemoteOptions{}, Usage(fmt.Errorf("Docker credentials: %w", err))
 	}
-	opts := oci.RemoteOptions{PlainHTTP: f.plainHTTP, Credentials: store, UserAgent: "plugkit"}
+	opts := oci.RemoteOptions{PlainHTTP: f.PlainHTTP, Credentials: store, UserAgent: "plugkit"}
 	if f.bar != "" && f.cmd != nil {
 		opts.HTTPClient = ociProgressClient(f.cmd, f.bar)
 	}
 	return opts, nil
 }
 
-// parseOCIRef parses an argument that must be an oci:// or oci-layout:
+// ParseOCIRef parses an argument that must be an oci:// or oci-layout:
 // reference; what names the argument plays ("source", "destination")
 // goes into the error.
-func parseOCIRef(arg, what string) (oci.Reference, error) {
+func ParseOCIRef(arg, what string) (oci.Reference, error) {
 	if !oci.IsReference(arg) {
-		return oci.Reference{}, usagef("%s %q: want oci://REGISTRY/REPOSITORY[:TAG][@DIGEST] or oci-layout:PATH[:TAG][@DIGEST]", what, arg)
+		return oci.Reference{}, Usagef("%s %q: want oci://REGISTRY/REPOSITORY[:TAG][@DIGEST] or oci-layout:PATH[:TAG][@DIGEST]", what, arg)
 	}
 	r, err := oci.ParseReference(arg)
 	if err != nil {
-		return oci.Reference{}, usage(err)
+		return oci.Reference{}, Usage(err)
 	}
 	return r, nil
 }
 
-// openOCI opens the store a reference names (for writing: a layout
+// Open opens the store a reference names (for writing: a layout
 // directory is created).
-func (f *ociFlags) open(ctx context.Context, r oci.Reference, write bool) (oci.Store, error) {
-	opts, err := f.remote()
+func (f *OCIFlags) Open(ctx context.Context, r oci.Reference, write bool) (oci.Store, error) {
+	opts, err := f.Remote()
 	if err != nil {
 		return nil, err
 	}
 	s, err := oci.Open(ctx, r, opts, write)
 	if err != nil {
-		return nil, ociFailure(r, err)
+		return nil, OCIFailure(r, err)
 	}
 	return s, nil
 }
 
-// ociFailure gives an error of package oci or oras-go its exit code and
+// OCIFailure gives an error of package oci or oras-go its exit code and
 // --json code: the content refused (1), the registry refused (1, with a
 // login hint for 401), the reference malformed (2), anything else (the
 // network, the disk) 2.
-func ociFailure(r oci.Reference, err error) error {
+func OCIFailure(r oci.Reference, err error) error {
 	var er *errcode.ErrorResponse
 	switch {
 	case errors.Is(err, oci.ErrReference):
-		return withCode(codeUsage, usage(err))
+		return WithCode(CodeUsage, Usage(err))
 	case errors.Is(err, oci.ErrIndex), errors.Is(err, oci.ErrNotPlugin), errors.Is(err, oci.ErrConfig):
-		return withCode(codeNotPlugin, failed(err))
+		return WithCode(CodeNotPlugin, Failed(err))
 	case errors.Is(err, oci.ErrDescriptor):
-		return withCode(codeDigest, failed(err))
+		return WithCode(CodeDigest, Failed(err))
 	case errors.Is(err, oci.ErrAmbiguous):
-		return withCode(codeAmbiguous, failed(err))
+		return WithCode(CodeAmbiguous, Failed(err))
 	case errors.Is(err, oci.ErrNoPlugin), errors.Is(err, errdef.ErrNotFound):
-		return withCode(codeNotFound, failed(err))
+		return WithCode(CodeNotFound, Failed(err))
 	case errors.As(err, &er) && er.StatusCode == http.StatusUnauthorized, strings.Contains(err.Error(), "credential not found"):
-		return withCode(codeRegistry, failed(fmt.Errorf("%w (the registry wants credentials: plugkit login %s, or docker login)", err, r.Registry)))
+		return WithCode(CodeRegistry, Failed(fmt.Errorf("%w (the registry wants credentials: plugkit login %s, or docker login)", err, r.Registry)))
 	case errors.As(err, &er):
-		return withCode(codeRegistry, failed(err))
+		return WithCode(CodeRegistry, Failed(err))
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return usage(fmt.Errorf("%w (the registry speaks plain HTTP: add --plain-http if you trust the network)", err))
-	case isInputError(err):
-		return failed(err)
+		return Usage(fmt.Errorf("%w (the registry speaks plain HTTP: add --plain-http if you trust the network)", err))
+	case IsInputError(err):
+		return Failed(err)
 	}
 	if _, rejected := agentplugin.Diagnostics(err); rejected {
-		return failed(err)
+		return Failed(err)
 	}
-	return usage(err)
+	return Usage(err)
 }

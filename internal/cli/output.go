@@ -12,34 +12,34 @@ import (
 	"github.com/plugkit/plugkit/internal/terminal"
 )
 
-// output prints a read verb's result: with --json, doc as exactly one JSON
+// Output prints a read verb's result: with --json, doc as exactly one JSON
 // document on stdout and nothing else; otherwise the text that text writes.
-func output(cmd *cobra.Command, asJSON bool, doc any, text func(io.Writer)) error {
+func Output(cmd *cobra.Command, asJSON bool, doc any, text func(io.Writer)) error {
 	if !asJSON {
 		text(cmd.OutOrStdout())
 		return nil
 	}
-	if err := writeJSON(cmd.OutOrStdout(), doc); err != nil {
-		return usage(err)
+	if err := WriteJSON(cmd.OutOrStdout(), doc); err != nil {
+		return Usage(err)
 	}
 	return nil
 }
 
-// writeJSON writes one indented JSON document.
-func writeJSON(w io.Writer, v any) error {
+// WriteJSON writes one indented JSON document.
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
-// printf is fmt.Fprintf for text that reaches a terminal: every string,
+// Printf is fmt.Fprintf for text that reaches a terminal: every string,
 // error and fmt.Stringer argument passes through terminal.Safe, because in
 // plugkit such values come from plugins, registries and servers. The format
 // itself is plugkit's own and is printed as written. Numbers and other
 // values are formatted as fmt does. Every verb's text output goes through
-// printf or printDiagnostics; --json output never does (it stays exact).
-func printf(w io.Writer, format string, a ...any) {
+// Printf or printDiagnostics; --json output never does (it stays exact).
+func Printf(w io.Writer, format string, a ...any) {
 	safe := make([]any, len(a))
 	for i, v := range a {
 		switch v := v.(type) {
@@ -67,12 +67,12 @@ func printf(w io.Writer, format string, a ...any) {
 // stdout in text mode and inside its document with --json (docs/cli.md).
 func printDiagnostics(w io.Writer, ds []agentplugin.Diagnostic) {
 	for _, d := range ds {
-		printf(w, "%s\n", d)
+		Printf(w, "%s\n", d)
 	}
 }
 
-// plural spells a count with its noun: "1 skill", "2 skills".
-func plural(n int, word string) string {
+// Plural spells a count with its noun: "1 skill", "2 skills".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

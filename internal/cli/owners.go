@@ -40,7 +40,7 @@ an admin grants it to someone.`,
 }
 
 func newOwnersListCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	cmd := &cobra.Command{
 		Use:   "list PLUGIN",
 		Short: "List the owners of a plugin",
@@ -52,7 +52,7 @@ Exit status: 0 listed, 1 refused or not found, 2 usage error.`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := distribution.CheckPluginID(args[0]); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			c, err := rf.client()
 			if err != nil {
@@ -60,17 +60,17 @@ Exit status: 0 listed, 1 refused or not found, 2 usage error.`,
 			}
 			o, err := c.Owners(cmd.Context(), args[0])
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "list owners", role: "publisher", pluginID: args[0]}, err)
+				return rf.refused(cmd, c, Request{Action: "list owners", Role: "publisher", PluginID: args[0]}, err)
 			}
-			return output(cmd, rf.asJSON, o, func(w io.Writer) { printOwners(w, o) })
+			return Output(cmd, rf.asJSON, o, func(w io.Writer) { printOwners(w, o) })
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	return cmd
 }
 
 func newOwnersChangeCmd(action, short, long string) *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	cmd := &cobra.Command{
 		Use:   action + " PLUGIN IDENTITY",
 		Short: short,
@@ -84,7 +84,7 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 			u := distribution.OwnerUpdate{PluginID: args[0], Action: action, Identity: args[1]}
 			for _, err := range []error{distribution.CheckPluginID(u.PluginID), distribution.CheckIdentity(u.Identity)} {
 				if err != nil {
-					return usage(err)
+					return Usage(err)
 				}
 			}
 			c, err := rf.client()
@@ -93,12 +93,12 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 			}
 			o, err := c.ChangeOwners(cmd.Context(), u)
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "change owners", role: "admin", pluginID: u.PluginID}, err)
+				return rf.refused(cmd, c, Request{Action: "change owners", Role: "admin", PluginID: u.PluginID}, err)
 			}
-			return output(cmd, rf.asJSON, o, func(w io.Writer) { printOwners(w, o) })
+			return Output(cmd, rf.asJSON, o, func(w io.Writer) { printOwners(w, o) })
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	return cmd
 }
 
@@ -107,5 +107,5 @@ func printOwners(w io.Writer, o *distribution.Owners) {
 	if len(o.Owners) > 0 {
 		owners = strings.Join(o.Owners, ", ")
 	}
-	printf(w, "%s: owners: %s\n", o.PluginID, owners)
+	Printf(w, "%s: owners: %s\n", o.PluginID, owners)
 }

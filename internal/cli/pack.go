@@ -84,12 +84,12 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 	opts.Exclude = out
 	pkg, part, err := loadPackPartial(dir, opts)
 	if err != nil {
-		return explain(cmd, err)
+		return Explain(cmd, err)
 	}
 	defer part.Close()
 	if out == "" {
 		if out, err = defaultOutput(dir, defaultArchiveName(pkg.Name, pkg.Version)); err != nil {
-			return usage(err)
+			return Usage(err)
 		}
 	}
 	if err := cmd.Context().Err(); err != nil {
@@ -97,13 +97,13 @@ func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool)
 	}
 	digest, err := packToFile(out, part, opts.Root)
 	if err != nil {
-		return explain(cmd, err)
+		return Explain(cmd, err)
 	}
 	res := packResult{Digest: digest.Digest(), Size: int(digest.Size()), Path: out, Name: pkg.Name, Version: pkg.Version,
 		Root: opts.Root, Files: part.Len(), Diagnostics: nonNil(pkg.Diagnostics)}
-	return output(cmd, asJSON, res, func(w io.Writer) {
+	return Output(cmd, asJSON, res, func(w io.Writer) {
 		printDiagnostics(w, res.Diagnostics)
-		printf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
+		Printf(w, "digest: %s\nsize:   %d\npath:   %s\n", res.Digest, res.Size, res.Path)
 	})
 }
 
@@ -173,11 +173,11 @@ func loadPackPartial(dir string, opts packOptions) (*agentplugin.Package, *snaps
 func readDirError(err error) error {
 	switch {
 	case errors.Is(err, snapshot.ErrNotRegular):
-		return failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
+		return Failed(fmt.Errorf("%w (--strict-links refuses links and special files)", err))
 	case errors.Is(err, snapshot.ErrLimit):
-		return failed(err)
+		return Failed(err)
 	}
-	return usage(err)
+	return Usage(err)
 }
 
 // excluded is the package path of the archive being written, when it lies
@@ -193,7 +193,7 @@ func excluded(dir string, opts packOptions) (string, bool) {
 // two ways pack and publish load a plugin directory.
 func loadedOrFailed(pkg *agentplugin.Package, err error) (*agentplugin.Package, error) {
 	if err != nil {
-		return nil, failed(err)
+		return nil, Failed(err)
 	}
 	return pkg, nil
 }
@@ -206,7 +206,7 @@ func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error)
 	}
 	b, err := archive.Pack(pkg.Snapshot, archive.PackOptions{Root: opts.Root})
 	if err != nil {
-		return nil, nil, failed(err)
+		return nil, nil, Failed(err)
 	}
 	if err := checkArchiveSize(int64(len(b))); err != nil {
 		return nil, nil, err
@@ -221,21 +221,21 @@ func packDir(dir string, opts packOptions) (*agentplugin.Package, []byte, error)
 func packToFile(path string, part *snapshot.Partial, root string) (*archive.DigestWriter, error) {
 	f, err := atomicfile.Create(path, 0o644)
 	if err != nil {
-		return nil, usage(err)
+		return nil, Usage(err)
 	}
 	defer f.Abort()
 	digest := archive.NewDigestWriter()
 	if err := archive.PackPartialTo(io.MultiWriter(f, digest), part, archive.PackOptions{Root: root}); err != nil {
 		if isArchiveError(err) || errors.Is(err, snapshot.ErrChanged) {
-			return nil, failed(err)
+			return nil, Failed(err)
 		}
-		return nil, usage(err)
+		return nil, Usage(err)
 	}
 	if err := checkArchiveSize(digest.Size()); err != nil {
 		return nil, err
 	}
 	if err := f.Commit(); err != nil {
-		return nil, usage(err)
+		return nil, Usage(err)
 	}
 	return digest, nil
 }
@@ -245,7 +245,7 @@ func packToFile(path string, part *snapshot.Partial, root string) (*archive.Dige
 // others, so only the compressed size is left.
 func checkArchiveSize(n int64) error {
 	if n > archive.DefaultMaxArchiveBytes {
-		return failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
+		return Failed(&archive.LimitError{Limit: "MaxArchiveBytes", Value: archive.DefaultMaxArchiveBytes})
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -29,7 +30,7 @@ func TestPackChangedFileWritesNothing(t *testing.T) {
 		{"removed", os.Remove},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := writePackTestPlugin(t, packTestManifest)
+			dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 			outDir := t.TempDir()
 			out := filepath.Join(outDir, "demo.tar.gz")
 			_, part, err := loadPackPartial(dir, packOptions{Exclude: out})
@@ -41,8 +42,8 @@ func TestPackChangedFileWritesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = packToFile(out, part, "")
-			if !errors.Is(err, snapshot.ErrChanged) || exitCode(err) != exitFailed {
-				t.Fatalf("err = %v (exit %d), want bin/tool changed, exit 1", err, exitCode(err))
+			if !errors.Is(err, snapshot.ErrChanged) || ExitCode(err) != ExitFailed {
+				t.Fatalf("err = %v (exit %d), want bin/tool changed, exit 1", err, ExitCode(err))
 			}
 			if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
 				t.Errorf("left %v beside the archive", entries[0].Name())
@@ -61,7 +62,7 @@ func relink(p, target string) error {
 // plugin.json rewritten after the plugin was judged does not reach the
 // archive, so the archive is the plugin that was validated.
 func TestPackHoldsWhatTheLoaderRead(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "demo.tar.gz")
 	pkg, part, err := loadPackPartial(dir, packOptions{Exclude: out})
 	if err != nil {
@@ -89,7 +90,7 @@ func TestPackHoldsWhatTheLoaderRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(s.Files["plugin.json"]); got != packTestManifest {
+	if got := string(s.Files["plugin.json"]); got != clitest.PackManifest {
 		t.Errorf("packed plugin.json %s, want the one validated", got)
 	}
 }

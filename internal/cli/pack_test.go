@@ -10,41 +10,19 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/snapshot"
 )
-
-const packTestManifest = `{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"demo","version":"1.2.0"}`
-
-// writePackTestPlugin writes a small valid plugin (with an executable) into
-// a new directory and returns it.
-func writePackTestPlugin(t *testing.T, manifest string) string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"plugin.json":           manifest,
-		"skills/greet/SKILL.md": "---\nname: greet\ndescription: Greets people.\n---\nSay hello.\n",
-		"bin/tool":              "#!/bin/sh\necho hi\n",
-	}
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.Chmod(filepath.Join(dir, "bin/tool"), 0o755)
-	return dir
-}
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = Run(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
 func TestPackWritesValidatedArchive(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "demo.tar.gz")
 	code, stdout, stderr := runCLI(t, "pack", dir, "-o", out, "--json")
 	if code != 0 {
@@ -78,8 +56,8 @@ func TestPackWritesValidatedArchive(t *testing.T) {
 // Same directory content, written in another order at other times: same
 // bytes. The text output gives the digest.
 func TestPackIsReproducible(t *testing.T) {
-	a := writePackTestPlugin(t, packTestManifest)
-	b := writePackTestPlugin(t, packTestManifest)
+	a := clitest.WritePackPlugin(t, clitest.PackManifest)
+	b := clitest.WritePackPlugin(t, clitest.PackManifest)
 	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	filepath.Walk(b, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
 	outDir := t.TempDir()
@@ -103,7 +81,7 @@ func TestPackIsReproducible(t *testing.T) {
 // Without -o the archive is NAME-VERSION.tar.gz in the current directory,
 // and --root puts the entries under a folder.
 func TestPackDefaultNameAndRoot(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	t.Chdir(t.TempDir())
 	if code, _, stderr := runCLI(t, "pack", dir, "--root", "demo"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -126,7 +104,7 @@ func TestPackDefaultNameAndRoot(t *testing.T) {
 // diagnostics on stdout (or in the JSON failure document), the output
 // untouched.
 func TestPackRefusesRejectedPlugin(t *testing.T) {
-	dir := writePackTestPlugin(t, `{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"Not A Valid Name"}`)
+	dir := clitest.WritePackPlugin(t, `{"$schema":"https://agent-plugins.org/schemas/1.0.0/plugin.schema.json","name":"Not A Valid Name"}`)
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "demo.tar.gz")
 	os.WriteFile(out, []byte("previous"), 0o644)
@@ -138,7 +116,7 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 	}
 	code, stdout, _ = runCLI(t, "pack", dir, "-o", out, "--json")
 	doc := decodeErrorDoc(t, stdout)
-	if code != 1 || doc.Error.Code != codeRejected || len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Code != "manifest-name-invalid" {
+	if code != 1 || doc.Error.Code != CodeRejected || len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Code != "manifest-name-invalid" {
 		t.Fatalf("exit %d, %+v", code, doc)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "previous" {
@@ -150,9 +128,9 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 }
 
 // decodeErrorDoc decodes stdout as exactly one failure document.
-func decodeErrorDoc(t *testing.T, stdout string) errorDoc {
+func decodeErrorDoc(t *testing.T, stdout string) ErrorDoc {
 	t.Helper()
-	var doc errorDoc
+	var doc ErrorDoc
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil || dec.More() {
@@ -166,7 +144,7 @@ func decodeErrorDoc(t *testing.T, stdout string) errorDoc {
 // says nothing about it, and inspect's digest is the digest pack writes;
 // --strict-links refuses it in all three. (Issue 14, item 4.)
 func TestPackLinkRule(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("MIT\n"), 0o644)
 	if err := os.Symlink("LICENSE", filepath.Join(dir, "COPYING")); err != nil {
 		t.Fatal(err)
@@ -219,7 +197,7 @@ func TestPackLinkRule(t *testing.T) {
 // A link that escapes the root is left out with a warning, as validate
 // reports it, and the rest is packed.
 func TestPackLeavesOutEscapingLink(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("s3cret"), 0o644)
 	os.Symlink(secret, filepath.Join(dir, "leak"))
@@ -243,7 +221,7 @@ func TestPackLeavesOutEscapingLink(t *testing.T) {
 func TestPackDotIsRepeatable(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "demo")
-	os.Rename(writePackTestPlugin(t, packTestManifest), dir)
+	os.Rename(clitest.WritePackPlugin(t, clitest.PackManifest), dir)
 	t.Chdir(dir)
 	var digests []string
 	for range 2 {
@@ -286,14 +264,14 @@ func TestPackDotIsRepeatable(t *testing.T) {
 // Errors name the user's path, never the temporary sibling pack writes
 // through. (Issue 14, item 11.)
 func TestPackErrorNamesUserPath(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "no-such-dir", "demo.tar.gz")
 	code, _, stderr := runCLI(t, "pack", dir, "-o", out)
 	if code != 2 || !strings.Contains(stderr, out) || strings.Contains(stderr, ".tmp-") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	code, stdout, _ := runCLI(t, "pack", dir, "-o", out, "--json")
-	if doc := decodeErrorDoc(t, stdout); code != 2 || doc.Error.Code != codeIO || strings.Contains(doc.Error.Message, ".tmp-") {
+	if doc := decodeErrorDoc(t, stdout); code != 2 || doc.Error.Code != CodeIO || strings.Contains(doc.Error.Message, ".tmp-") {
 		t.Errorf("exit %d, %+v", code, doc)
 	}
 }

@@ -18,46 +18,46 @@ import (
 	"github.com/plugkit/plugkit/internal/terminal"
 )
 
-// progressDelay is how long an operation runs before its progress shows:
-// quick ones never draw anything.
-var progressDelay = time.Second
+// ProgressDelay is how long an operation runs before its progress shows:
+// quick ones never draw anything. Tests set it to 0.
+var ProgressDelay = time.Second
 
-// stderrIsTerminal reports whether w, a verb's stderr, is a terminal (by
-// the one check plugkit has, isTerminal); tests replace it.
-var stderrIsTerminal = realTerminalCheck
+// StderrIsTerminal reports whether w, a verb's stderr, is a terminal (by
+// the one check plugkit has, IsTerminal); tests replace it.
+var StderrIsTerminal = realTerminalCheck
 
-// isTerminal reports whether r is a terminal a person can answer from.
-var isTerminal = func(r io.Reader) bool {
+// IsTerminal reports whether r is a terminal a person can answer from.
+var IsTerminal = func(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func realTerminalCheck(w any) bool {
 	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
+	return ok && IsTerminal(f)
 }
 
-// progress is a progress bar on stderr for a transfer (bytes) or an
+// Progress is a progress bar on stderr for a transfer (bytes) or an
 // operation on several plugins (a count). It draws only when stderr is a
 // terminal, the verb prints no JSON, and the operation has lasted longer
 // than a second; otherwise every method does nothing, so verbs call it
 // unconditionally. The bar uses no colour (NO_COLOR holds trivially).
 //
-//	p := startProgress(cmd, "fetch release-notes", size, true)
-//	defer p.done()
+//	p := StartProgress(cmd, "fetch release-notes", size, true)
+//	defer p.Done()
 //	io.Copy(dst, p.reader(body))
-type progress struct {
+type Progress struct {
 	p     *mpb.Progress
 	bar   *mpb.Bar
 	timer *time.Timer
 	once  sync.Once
 }
 
-// startProgress starts a bar named name (untrusted text is made safe) for
+// StartProgress starts a bar named name (untrusted text is made safe) for
 // total units, bytes when bytes is set; total <= 0 means unknown.
-func startProgress(cmd *cobra.Command, name string, total int64, bytes bool) *progress {
+func StartProgress(cmd *cobra.Command, name string, total int64, bytes bool) *Progress {
 	if !canDraw(cmd) {
-		return &progress{}
+		return &Progress{}
 	}
 	w := cmd.ErrOrStderr()
 	delay := make(chan any)
@@ -69,11 +69,11 @@ func startProgress(cmd *cobra.Command, name string, total int64, bytes bool) *pr
 	bar := p.AddBar(max(total, 0),
 		mpb.PrependDecorators(decor.Name(barName(name), decor.WCSyncSpaceR)),
 		mpb.AppendDecorators(counters, decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)))
-	pr := &progress{p: p, bar: bar}
-	if progressDelay <= 0 {
+	pr := &Progress{p: p, bar: bar}
+	if ProgressDelay <= 0 {
 		close(delay) // drawn at once: what tests ask for
 	} else {
-		pr.timer = time.AfterFunc(progressDelay, func() { close(delay) })
+		pr.timer = time.AfterFunc(ProgressDelay, func() { close(delay) })
 	}
 	return pr
 }
@@ -104,7 +104,7 @@ func barName(name string) string {
 }
 
 // reader counts what is read through r.
-func (pr *progress) reader(r io.Reader) io.Reader {
+func (pr *Progress) reader(r io.Reader) io.Reader {
 	if pr.bar == nil {
 		return r
 	}
@@ -116,22 +116,22 @@ func (pr *progress) reader(r io.Reader) io.Reader {
 }
 
 // setTotal makes the bar's total n units.
-func (pr *progress) setTotal(n int64) {
+func (pr *Progress) setTotal(n int64) {
 	if pr.bar != nil {
 		pr.bar.SetTotal(n, false)
 	}
 }
 
 // add counts n more units done.
-func (pr *progress) add(n int) {
+func (pr *Progress) add(n int) {
 	if pr.bar != nil {
 		pr.bar.IncrBy(n)
 	}
 }
 
-// done ends the bar: completed if it was drawn, removed without a trace if
+// Done ends the bar: completed if it was drawn, removed without a trace if
 // the operation ended before it showed.
-func (pr *progress) done() {
+func (pr *Progress) Done() {
 	if pr.bar == nil {
 		return
 	}
@@ -152,7 +152,7 @@ const transferTimeout = 5 * time.Minute
 // canDraw reports whether cmd may draw progress: not with --json, and
 // only on a terminal.
 func canDraw(cmd *cobra.Command) bool {
-	return !jsonRequested(cmd) && stderrIsTerminal(cmd.ErrOrStderr())
+	return !jsonRequested(cmd) && StderrIsTerminal(cmd.ErrOrStderr())
 }
 
 // progressClient is the HTTP client of a registry verb that transfers an
@@ -188,7 +188,7 @@ type progressTransport struct {
 	name string
 
 	mu    sync.Mutex
-	bar   *progress // of the transfers under way; nil between them
+	bar   *Progress // of the transfers under way; nil between them
 	open  int       // transfers counted on bar and not yet closed
 	total int64     // their sizes added up; -1 when one is unknown
 }
@@ -214,11 +214,11 @@ func (t *progressTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // the transfers under way, starting one if there is none. The bar's total
 // is only ever set, never given at the start: a bar started with a total
 // completes itself when that much is read, before the other transfers.
-func (t *progressTransport) start(size int64) *progress {
+func (t *progressTransport) start(size int64) *Progress {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.bar == nil {
-		t.bar, t.total = startProgress(t.cmd, t.name, 0, true), 0
+		t.bar, t.total = StartProgress(t.cmd, t.name, 0, true), 0
 	}
 	t.open++
 	if t.total >= 0 && size >= 0 {
@@ -235,7 +235,7 @@ func (t *progressTransport) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.open--; t.open == 0 {
-		t.bar.done()
+		t.bar.Done()
 		t.bar = nil
 	}
 }
@@ -254,15 +254,15 @@ func (b progressBody) Close() error {
 	return b.body.Close()
 }
 
-// count is an install.Progress: it moves a count bar to done of total and
+// Count is an install.Progress: it moves a count bar to done of total and
 // ends it at the last plugin, before the verb asks for consent or prints.
-func (pr *progress) count(done, total int) {
+func (pr *Progress) Count(done, total int) {
 	if pr.bar == nil {
 		return
 	}
 	pr.bar.SetTotal(int64(total), false)
 	pr.bar.SetCurrent(int64(done))
 	if done >= total {
-		pr.done()
+		pr.Done()
 	}
 }

@@ -6,15 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
-
-	"github.com/plugkit/plugkit/internal/testservice"
 )
 
 // progressCmd is a command whose stderr is a buffer that the test treats
@@ -26,9 +23,9 @@ func progressCmd(t *testing.T, asJSON bool) (*cobra.Command, *bytes.Buffer) {
 	cmd.Flags().Bool("json", asJSON, "")
 	cmd.SetErr(&errb)
 	cmd.SetContext(context.Background())
-	term, delay := stderrIsTerminal, progressDelay
-	t.Cleanup(func() { stderrIsTerminal, progressDelay = term, delay })
-	stderrIsTerminal = func(w any) bool { return w == &errb }
+	term, delay := StderrIsTerminal, ProgressDelay
+	t.Cleanup(func() { StderrIsTerminal, ProgressDelay = term, delay })
+	StderrIsTerminal = func(w any) bool { return w == &errb }
 	return cmd, &errb
 }
 
@@ -37,79 +34,39 @@ func progressCmd(t *testing.T, asJSON bool) (*cobra.Command, *bytes.Buffer) {
 // ends before the delay leaves no trace.
 func TestProgress(t *testing.T) {
 	cmd, errb := progressCmd(t, false)
-	progressDelay = 0
-	p := startProgress(cmd, "fetch evil\x1b[2J", 3, false)
+	ProgressDelay = 0
+	p := StartProgress(cmd, "fetch evil\x1b[2J", 3, false)
 	time.Sleep(200 * time.Millisecond)
 	p.add(3)
-	p.done()
-	p.done() // idempotent
+	p.Done()
+	p.Done() // idempotent
 	if out := errb.String(); !strings.Contains(out, "fetch evil") || !strings.Contains(out, "3 / 3") || strings.Contains(out, "\x1b[2J") {
 		t.Errorf("drawn bar: %q", out)
 	}
 
 	cmd, errb = progressCmd(t, false)
-	progressDelay = time.Hour
-	p = startProgress(cmd, "quick", 1, false)
+	ProgressDelay = time.Hour
+	p = StartProgress(cmd, "quick", 1, false)
 	p.add(1)
-	p.done()
+	p.Done()
 	if errb.Len() != 0 {
 		t.Errorf("a quick operation drew %q", errb.String())
 	}
 
 	cmd, errb = progressCmd(t, true)
-	progressDelay = 0
-	p = startProgress(cmd, "json", 1, false)
+	ProgressDelay = 0
+	p = StartProgress(cmd, "json", 1, false)
 	p.add(1)
-	p.done()
+	p.Done()
 	if errb.Len() != 0 || p.bar != nil {
 		t.Errorf("--json drew %q", errb.String())
 	}
 
 	// Not a terminal: the real check says so for a buffer.
-	stderrIsTerminal = realTerminalCheck
-	p = startProgress(cmd, "pipe", 1, true)
+	StderrIsTerminal = realTerminalCheck
+	p = StartProgress(cmd, "pipe", 1, true)
 	if p.bar != nil || p.reader(strings.NewReader("x")) == nil {
 		t.Error("a bar on a non-terminal")
-	}
-}
-
-// TestTransferProgress: fetch, publish, push and pull show their transfer
-// on a terminal (the archive's bytes), install and sync count their
-// plugins, and nothing draws with --json.
-func TestTransferProgress(t *testing.T) {
-	term, delay := stderrIsTerminal, progressDelay
-	t.Cleanup(func() { stderrIsTerminal, progressDelay = term, delay })
-	progressDelay = 0
-	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
-	src := writePlugin(t, map[string]string{"plugin.json": helloManifest})
-	ref := "oci://" + testservice.StartRegistry(t).Host + "/plugins/hello:1"
-	home := "--home=" + filepath.Join(t.TempDir(), "home")
-	for _, c := range []struct {
-		args []string
-		bar  string
-	}{
-		{[]string{"publish", src, reg, alice}, "publish hello"},
-		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "a"), reg}, "fetch hello"},
-		{[]string{"fetch", "hello", filepath.Join(t.TempDir(), "b"), reg, "--json"}, ""},
-		{[]string{"push", src, ref, "--plain-http"}, "push"},
-		{[]string{"pull", ref, filepath.Join(t.TempDir(), "c"), "--plain-http"}, "pull"},
-		{[]string{"pull", ref, filepath.Join(t.TempDir(), "d"), "--plain-http", "--json"}, ""},
-		{[]string{"install", src, home, "--yes"}, "install"},
-		{[]string{"sync", home}, "sync"},
-		{[]string{"sync", home, "--json"}, ""},
-	} {
-		var out, errb bytes.Buffer
-		stderrIsTerminal = func(w any) bool { return w == &errb }
-		if code := run(c.args, &out, &errb); code != 0 {
-			t.Fatalf("plugkit %v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
-		}
-		drawn := strings.Contains(errb.String(), " / ")
-		if c.bar == "" && errb.Len() != 0 || c.bar != "" && (!drawn || !strings.Contains(errb.String(), c.bar)) {
-			t.Errorf("plugkit %v: stderr %q, want a bar named %q", c.args, errb.String(), c.bar)
-		}
-		if strings.Contains(out.String(), " / ") {
-			t.Errorf("plugkit %v: the bar reached stdout: %q", c.args, out.String())
-		}
 	}
 }
 
@@ -119,7 +76,7 @@ func TestTransferProgress(t *testing.T) {
 // starts a bar of its own.
 func TestProgressConcurrentTransfers(t *testing.T) {
 	cmd, errb := progressCmd(t, false)
-	progressDelay = 0
+	ProgressDelay = 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(bytes.Repeat([]byte("x"), map[string]int{"/v2/p/blobs/sha256:a": 1 << 10, "/v2/p/blobs/sha256:b": 2 << 10}[r.URL.Path]))
 	}))
@@ -169,11 +126,11 @@ func TestProgressConcurrentTransfers(t *testing.T) {
 // reference, so that the byte counts stay on the line.
 func TestProgressLongName(t *testing.T) {
 	cmd, errb := progressCmd(t, false)
-	progressDelay = 0
-	p := startProgress(cmd, "push oci://registry.example.com/a/very/long/repository/path/of/the/plugin:1.2.3-rc.1", 3<<20, true)
+	ProgressDelay = 0
+	p := StartProgress(cmd, "push oci://registry.example.com/a/very/long/repository/path/of/the/plugin:1.2.3-rc.1", 3<<20, true)
 	time.Sleep(200 * time.Millisecond)
 	p.add(3 << 20)
-	p.done()
+	p.Done()
 	if out := errb.String(); !strings.Contains(out, "push …") || !strings.Contains(out, "plugin:1.2.3-rc.1") || !strings.Contains(out, "3.0 MiB / 3.0 MiB") {
 		t.Errorf("drawn bar: %q", out)
 	}

@@ -22,7 +22,7 @@ type publishResult struct {
 }
 
 func newPublishCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	var channel string
 	var allowErrors, strictLinks bool
 	cmd := &cobra.Command{
@@ -55,7 +55,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			}
 			if channel != "" {
 				if err := distribution.CheckChannel(channel); err != nil {
-					return usage(err)
+					return Usage(err)
 				}
 			}
 			body, report, err := publishBytes(cmd, args[0], strictLinks)
@@ -66,33 +66,33 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			if !rf.asJSON {
 				printValidateReport(cmd.OutOrStdout(), report, false)
 			}
-			if report.code != exitOK && !allowErrors {
-				return withDiagnostics(withCode(codeInvalid, failed(&summaryError{
+			if report.code != ExitOK && !allowErrors {
+				return WithDiagnostics(WithCode(CodeInvalid, Failed(&summaryError{
 					msg: args[0] + " has error diagnostics: not published (--allow-errors publishes it anyway)",
 				})), report.Diagnostics)
 			}
 			res, err := c.Publish(cmd.Context(), body, channel)
 			if err != nil {
-				req := request{action: "publish", role: "publisher", pluginID: report.Plugin.Name,
-					releaseID: distribution.ReleaseID(report.Plugin.Name, report.Plugin.Version, archive.Digest(body))}
+				req := Request{Action: "publish", Role: "publisher", PluginID: report.Plugin.Name,
+					ReleaseID: distribution.ReleaseID(report.Plugin.Name, report.Plugin.Version, archive.Digest(body))}
 				err = rf.refused(cmd, c, req, err)
 				if len(errorDiagnostics(err)) == 0 {
-					err = withDiagnostics(err, report.Diagnostics) // for the --json failure document
+					err = WithDiagnostics(err, report.Diagnostics) // for the --json failure document
 				}
 				return err
 			}
 			doc := publishResult{PublishResult: *res, Diagnostics: report.Diagnostics}
-			return output(cmd, rf.asJSON, doc, func(w io.Writer) {
+			return Output(cmd, rf.asJSON, doc, func(w io.Writer) {
 				note := ""
 				if !res.Created {
 					note = " (already published)"
 				}
-				printf(w, "published %s%s\ndigest:  %s\nsize:    %d\nchannel: %s\n",
+				Printf(w, "published %s%s\ndigest:  %s\nsize:    %d\nchannel: %s\n",
 					res.Release.ID, note, res.Release.ArtifactDigest, res.Release.Size, res.Channel)
 			})
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	cmd.Flags().StringVar(&channel, "channel", "", "channel to point at the release (default stable)")
 	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "publish a plugin that has error diagnostics")
 	registerStrictLinks(cmd, &strictLinks)
@@ -106,24 +106,24 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 func publishBytes(cmd *cobra.Command, path string, strictLinks bool) ([]byte, *validateReport, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, usage(err)
+		return nil, nil, Usage(err)
 	}
 	report := newValidateReport(path)
 	if fi.IsDir() {
 		pkg, b, err := packDir(path, packOptions{StrictLinks: strictLinks})
 		if err != nil {
-			return nil, nil, explain(cmd, err)
+			return nil, nil, Explain(cmd, err)
 		}
 		report.dir = path
 		report.fill(pkg)
 		return b, report, nil
 	}
-	p, err := openSource(cmd.Context(), path, source.ParseOptions{}, source.Options{})
+	p, err := OpenSource(cmd.Context(), path, source.ParseOptions{}, source.Options{})
 	if err != nil {
-		return nil, nil, explain(cmd, err)
+		return nil, nil, Explain(cmd, err)
 	}
 	if p.Root != "" {
-		return nil, nil, failed(&summaryError{msg: path + ": every entry lies under " + p.Root +
+		return nil, nil, Failed(&summaryError{msg: path + ": every entry lies under " + p.Root +
 			"/ (an OCI layer): registries take archives as plugkit pack writes them"})
 	}
 	report.fill(p.Package)

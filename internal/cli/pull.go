@@ -28,7 +28,7 @@ type pullResult struct {
 }
 
 func newPullCmd() *cobra.Command {
-	f := ociFlags{bar: "pull"}
+	f := OCIFlags{bar: "pull"}
 	cmd := &cobra.Command{
 		Use:   "pull REF DIR",
 		Short: "Fetch a plugin from an OCI registry or layout into a new directory",
@@ -53,20 +53,20 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
   plugkit pull oci-layout:airgap.tar:1.2.0 ./release-notes`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ref, err := parseOCIRef(args[0], "reference")
+			ref, err := ParseOCIRef(args[0], "reference")
 			if err != nil {
 				return err
 			}
 			if err := snapshot.CheckNewDir(args[1]); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
-			remote, err := f.remote()
+			remote, err := f.Remote()
 			if err != nil {
 				return err
 			}
 			src, err := source.Parse(args[0], source.ParseOptions{})
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			// Files are written while the layer is unpacked, and removed
 			// if the plugin is then refused.
@@ -74,19 +74,19 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			defer out.abort()
 			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote, OnFile: out.write})
 			if err != nil {
-				return explain(cmd, ociFailure(ref, err))
+				return Explain(cmd, OCIFailure(ref, err))
 			}
 			if err := out.commit(); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			res := pullResult{Reference: ref.String(), Digest: p.Identity, Name: p.Package.Name, Version: p.Package.Version,
 				Path: args[1], Files: len(p.Package.Snapshot.Files), Diagnostics: nonNil(p.Package.Diagnostics)}
-			return output(cmd, f.asJSON, res, func(w io.Writer) {
+			return Output(cmd, f.JSON, res, func(w io.Writer) {
 				printDiagnostics(w, res.Diagnostics)
 				fmt.Fprintf(w, "pulled %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", terminal.Safe(res.Name), terminal.Safe(res.Version), res.Digest, res.Files, terminal.Safe(res.Path))
 			})
 		},
 	}
-	f.register(cmd)
+	f.Register(cmd)
 	return cmd
 }

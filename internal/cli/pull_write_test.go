@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -18,8 +19,8 @@ import (
 // nothing, no DIR and no temporary sibling; the valid plugin beside it
 // is written whole.
 func TestPullRejectedPluginLeavesNothing(t *testing.T) {
-	ociEnv(t)
-	pkg, err := agentplugin.LoadDir(examplePlugin, agentplugin.Options{}, snapshot.Options{Strict: true})
+	clitest.OCIEnv(t)
+	pkg, err := agentplugin.LoadDir(clitest.ExamplePlugin, agentplugin.Options{}, snapshot.Options{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}

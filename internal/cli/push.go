@@ -21,20 +21,20 @@ type pushResult struct {
 	MediaType    string                   `json:"mediaType"`
 	ArtifactType string                   `json:"artifactType"`
 	Size         int64                    `json:"size"`
-	Config       blobRef                  `json:"config"`
-	Layer        blobRef                  `json:"layer"`
+	Config       BlobRef                  `json:"config"`
+	Layer        BlobRef                  `json:"layer"`
 	Annotations  map[string]string        `json:"annotations"`
 	Diagnostics  []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
-// blobRef is a blob's digest and size.
-type blobRef struct {
+// BlobRef is a blob's digest and size.
+type BlobRef struct {
 	Digest string `json:"digest"`
 	Size   int64  `json:"size"`
 }
 
 func newPushCmd() *cobra.Command {
-	f := ociFlags{bar: "push"}
+	f := OCIFlags{bar: "push"}
 	var allowErrors bool
 	cmd := &cobra.Command{
 		Use:   "push SOURCE REF",
@@ -65,71 +65,71 @@ Exit status: 0 pushed, 1 refused (invalid plugin, registry refusal),
 			return runPush(cmd, f, args[0], args[1], allowErrors)
 		},
 	}
-	f.register(cmd)
+	f.Register(cmd)
 	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "push a plugin that loads with error diagnostics")
 	return cmd
 }
 
-func runPush(cmd *cobra.Command, f ociFlags, srcArg, refArg string, allowErrors bool) error {
+func runPush(cmd *cobra.Command, f OCIFlags, srcArg, refArg string, allowErrors bool) error {
 	ctx := cmd.Context()
-	ref, err := parseOCIRef(refArg, "destination")
+	ref, err := ParseOCIRef(refArg, "destination")
 	if err != nil {
 		return err
 	}
 	if ref.Digest != "" {
-		return usagef("destination %q: a digest names what is there already; give a tag", refArg)
+		return Usagef("destination %q: a digest names what is there already; give a tag", refArg)
 	}
-	remote, err := f.remote()
+	remote, err := f.Remote()
 	if err != nil {
 		return err
 	}
-	p, err := openSource(ctx, srcArg, source.ParseOptions{}, source.Options{Remote: remote})
+	p, err := OpenSource(ctx, srcArg, source.ParseOptions{}, source.Options{Remote: remote})
 	if err != nil {
-		return explain(cmd, err)
+		return Explain(cmd, err)
 	}
 	pkg := p.Package
 	// The plugin is judged as validate judges it, and its report printed
 	// the same way.
 	report := newValidateReport(srcArg)
 	report.fill(pkg)
-	if !f.asJSON {
+	if !f.JSON {
 		printValidateReport(cmd.OutOrStdout(), report, false)
 	}
 	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
-		return withDiagnostics(withCode(codeInvalid, failed(&summaryError{
+		return WithDiagnostics(WithCode(CodeInvalid, Failed(&summaryError{
 			msg: srcArg + " has error diagnostics: not pushed (--allow-errors pushes it anyway)",
 		})), pkg.Diagnostics)
 	}
 	created, err := oci.SourceDateEpoch()
 	if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	a, err := oci.Build(pkg, oci.BuildOptions{Created: created})
 	if err != nil {
-		return failed(err)
+		return Failed(err)
 	}
 	if ref.Tag == "" {
 		if pkg.Version == "" {
-			return usagef("destination %q has no tag and the plugin no version to use as one", refArg)
+			return Usagef("destination %q has no tag and the plugin no version to use as one", refArg)
 		}
 		ref.Tag = pkg.Version
 	}
-	dst, err := f.open(ctx, ref, true)
+	dst, err := f.Open(ctx, ref, true)
 	if err != nil {
 		return err
 	}
 	if _, err := oci.Push(ctx, dst, a, ref.Tag); err != nil {
-		return ociFailure(ref, err)
+		return OCIFailure(ref, err)
 	}
 	if err := dst.Close(); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	res := pushResult{Reference: ref.String(), Digest: a.Descriptor.Digest.String(), MediaType: a.Descriptor.MediaType,
 		ArtifactType: a.Descriptor.ArtifactType, Size: a.Descriptor.Size,
-		Config:      blobRef{a.ConfigDescriptor.Digest.String(), a.ConfigDescriptor.Size},
-		Layer:       blobRef{a.LayerDescriptor.Digest.String(), a.LayerDescriptor.Size},
+		Config:      BlobRef{a.ConfigDescriptor.Digest.String(), a.ConfigDescriptor.Size},
+		Layer:       BlobRef{a.LayerDescriptor.Digest.String(), a.LayerDescriptor.Size},
 		Annotations: a.Annotations, Diagnostics: append([]agentplugin.Diagnostic{}, pkg.Diagnostics...)}
-	return output(cmd, f.asJSON, res, func(w io.Writer) {
+	return Output(cmd, f.JSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "pushed %s %s\nreference: %s\ndigest:    %s\n", terminal.Safe(pkg.Name), terminal.Safe(pkg.Version), terminal.Safe(res.Reference), res.Digest)
 	})
 }

@@ -124,7 +124,7 @@ func TestREADME(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("the README has no console block")
 	}
-	bin := filepath.Dir(testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit"))
+	bin := filepath.Dir(testbin.Plugkit(t))
 	examples, _ := filepath.Abs("../../examples")
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line%d", b.line), func(t *testing.T) {

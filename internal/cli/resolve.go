@@ -11,7 +11,7 @@ import (
 func init() { verbs = append(verbs, newResolveCmd) }
 
 func newResolveCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	var q distribution.ResolveQuery
 	cmd := &cobra.Command{
 		Use:   "resolve PLUGIN",
@@ -30,7 +30,7 @@ Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.PluginID = args[0]
 			if err := checkResolveQuery(&q); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			c, err := rf.client()
 			if err != nil {
@@ -43,10 +43,10 @@ Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
 			if err != nil {
 				return rf.refused(cmd, c, resolveRequest(q), err)
 			}
-			return output(cmd, rf.asJSON, rel, func(w io.Writer) { printRelease(w, rel) })
+			return Output(cmd, rf.asJSON, rel, func(w io.Writer) { printRelease(w, rel) })
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
 	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to look up instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
@@ -59,7 +59,7 @@ func checkResolveQuery(q *distribution.ResolveQuery) error {
 		return err
 	}
 	if q.Channel != "" && q.ReleaseID != "" {
-		return usagef("--channel and --release exclude each other")
+		return Usagef("--channel and --release exclude each other")
 	}
 	if q.Channel != "" {
 		return distribution.CheckChannel(q.Channel)
@@ -80,12 +80,12 @@ func qualifyRelease(plugin, release string) string {
 }
 
 // resolveRequest is what a resolve asked, for the messages of refused.
-func resolveRequest(q distribution.ResolveQuery) request {
+func resolveRequest(q distribution.ResolveQuery) Request {
 	ch := q.Channel
 	if ch == "" && q.ReleaseID == "" {
 		ch = distribution.DefaultChannel
 	}
-	return request{action: "read", role: "reader", pluginID: q.PluginID, channel: ch, releaseID: q.ReleaseID}
+	return Request{Action: "read", Role: "reader", PluginID: q.PluginID, Channel: ch, ReleaseID: q.ReleaseID}
 }
 
 func printRelease(w io.Writer, rel *distribution.Release) {
@@ -93,6 +93,6 @@ func printRelease(w io.Writer, rel *distribution.Release) {
 	if rel.Yanked {
 		yanked = " (yanked)"
 	}
-	printf(w, "release: %s%s\nversion: %s\ndigest:  %s\nsize:    %d\n",
+	Printf(w, "release: %s%s\nversion: %s\ndigest:  %s\nsize:    %d\n",
 		rel.ID, yanked, rel.Version, rel.ArtifactDigest, rel.Size)
 }

@@ -73,7 +73,7 @@ func TestValidateSARIFCorpus(t *testing.T) {
 		t.Fatalf("corpus has %d plugins", len(dirs))
 	}
 	code, out, errOut := plugkit(t, append([]string{"validate", "--format", "sarif"}, dirs...)...)
-	if code != exitFailed {
+	if code != ExitFailed {
 		t.Fatalf("exit %d, want 1 (the corpus has errors): %s", code, errOut)
 	}
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
@@ -218,7 +218,7 @@ func TestValidateSARIFLocations(t *testing.T) {
 		{"validate", "--sarif-root", ".", "demo.tar.gz"},
 		{"validate", "--format", "sarif", "--sarif-root", "nosuch", "demo.tar.gz"},
 	} {
-		if code, _, errOut := plugkit(t, args...); code != exitUsage || errOut == "" {
+		if code, _, errOut := plugkit(t, args...); code != ExitUsage || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
 	}
@@ -263,7 +263,7 @@ func TestGitHubAnnotations(t *testing.T) {
 	t.Chdir(root)
 	code, out, _ := plugkit(t, "validate", "--format", "github", "./a,b:c")
 	want := "::error file=a%2Cb%3Ac/skills/b/SKILL.md,line=2,col=7,title=skill-name-mismatch::"
-	if code != exitFailed || !strings.HasPrefix(out, want) ||
+	if code != ExitFailed || !strings.HasPrefix(out, want) ||
 		!strings.HasSuffix(out, "\ndemo 0.1.0: loaded with errors: 0 skills, 0 MCP servers, MCP absent (1 error, 0 warnings)\n") {
 		t.Errorf("exit %d\n%s\nwant prefix %s", code, out, want)
 	}

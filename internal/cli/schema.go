@@ -45,15 +45,15 @@ Exit status: 0 printed, 2 usage error (an unknown document or version).`,
 		ValidArgs: []string{agentplugin.SchemaPlugin, agentplugin.SchemaMCP, schemaVSCode},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(cmd.ValidArgs, args[0]) {
-				return usagef("unknown document %q: plugin, mcp or vscode", args[0])
+				return Usagef("unknown document %q: plugin, mcp or vscode", args[0])
 			}
 			doc, err := schemaDocument(args[0], version)
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			// The document is JSON with or without --json: the flag only
 			// makes a failure a JSON document too.
-			return output(cmd, true, doc, func(io.Writer) {})
+			return Output(cmd, true, doc, func(io.Writer) {})
 		},
 	}
 	cmd.Flags().StringVar(&version, "version", agentplugin.SupportedVersions()[len(agentplugin.SupportedVersions())-1],

@@ -105,7 +105,7 @@ func TestSchemaRefusals(t *testing.T) {
 		}
 	}
 	code, stdout, _ := runCLI(t, "schema", "vscode", "--version", "2.0.0", "--json")
-	var doc errorDoc
+	var doc ErrorDoc
 	if err := json.Unmarshal([]byte(stdout), &doc); code != 2 || err != nil || doc.Error.Code != "usage" {
 		t.Errorf("--json failure: exit %d, %q", code, stdout)
 	}

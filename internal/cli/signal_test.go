@@ -24,7 +24,7 @@ import (
 // --json, the message "interrupted", and no process left behind.
 // (Issue 14, item 8.)
 func TestSIGINTRealBinary(t *testing.T) {
-	bin := testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
+	bin := testbin.Plugkit(t)
 	hang := make(chan struct{}, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hang <- struct{}{}
@@ -70,11 +70,11 @@ func TestSIGINTRealBinary(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("still running 20 s after SIGINT\n%s%s", out.String(), errOut.String())
 			}
-			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
 				t.Errorf("exit %d, want 130\n%s%s", code, out.String(), errOut.String())
 			}
-			var doc errorDoc
-			if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Error.Code != codeInterrupted {
+			var doc ErrorDoc
+			if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc.Error.Code != CodeInterrupted {
 				t.Errorf("stdout %q (%v), want the interrupted failure document", out.String(), err)
 			}
 			if !strings.Contains(errOut.String(), "plugkit: interrupted") {

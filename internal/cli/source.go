@@ -13,37 +13,37 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-// openSource parses arg with the one rule of package source and reads and
+// OpenSource parses arg with the one rule of package source and reads and
 // loads the plugin it names. Every verb that reads one plugin goes through
 // here, so that a directory, an archive and an artifact are judged by the
 // same loader. Errors come as failed (the input is refused) or usage (it
 // cannot be read); a rejection carries its diagnostics.
-func openSource(ctx context.Context, arg string, popts source.ParseOptions, opts source.Options) (*source.Plugin, error) {
+func OpenSource(ctx context.Context, arg string, popts source.ParseOptions, opts source.Options) (*source.Plugin, error) {
 	src, err := source.Parse(arg, popts)
 	if err != nil {
-		return nil, usage(err)
+		return nil, Usage(err)
 	}
 	if src.Kind == source.OCI && opts.Remote.Credentials == nil {
 		// Registries are read with the credentials docker and oras use.
 		if opts.Remote.Credentials, err = oci.DockerCredentials(); err != nil {
-			return nil, usage(fmt.Errorf("Docker credentials: %w", err))
+			return nil, Usage(fmt.Errorf("Docker credentials: %w", err))
 		}
 	}
 	p, err := source.Open(ctx, src, opts)
 	switch {
 	case err == nil:
 		return p, nil
-	case isInputError(err):
-		return nil, failed(err)
+	case IsInputError(err):
+		return nil, Failed(err)
 	}
 	if _, rejected := agentplugin.Diagnostics(err); rejected {
-		return nil, failed(err)
+		return nil, Failed(err)
 	}
-	return nil, usage(err)
+	return nil, Usage(err)
 }
 
-// parseTransports parses a --transports value such as "stdio,streamable-http".
-func parseTransports(v string) ([]agentplugin.Transport, error) {
+// ParseTransports parses a --transports value such as "stdio,streamable-http".
+func ParseTransports(v string) ([]agentplugin.Transport, error) {
 	if v == "" {
 		return nil, nil
 	}
@@ -62,10 +62,10 @@ func parseTransports(v string) ([]agentplugin.Transport, error) {
 	return ts, nil
 }
 
-// isInputError reports whether err is about the plugin's content (a limit
+// IsInputError reports whether err is about the plugin's content (a limit
 // hit, an archive refused, a link --strict-links refuses) rather than about
 // reading it at all.
-func isInputError(err error) bool {
+func IsInputError(err error) bool {
 	return errors.Is(err, snapshot.ErrLimit) || errors.Is(err, source.ErrArchive) || isArchiveError(err) ||
 		errors.Is(err, snapshot.ErrNotRegular) ||
 		errors.Is(err, oci.ErrIndex) || errors.Is(err, oci.ErrNotPlugin) || errors.Is(err, oci.ErrConfig) ||

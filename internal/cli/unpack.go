@@ -46,13 +46,13 @@ Exit status: 0 extracted, 1 the archive is refused, 2 usage or I/O error
 
 func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	if err := snapshot.CheckNewDir(dir); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	b, err := readArchiveFile(file)
 	if errors.Is(err, snapshot.ErrLimit) {
-		return failed(err)
+		return Failed(err)
 	} else if err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	// The digest is computed on the second CPU while the first inflates,
 	// checks and writes.
@@ -63,10 +63,10 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 	defer out.abort()
 	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root, OnFile: out.write})
 	if err != nil {
-		return failed(source.ArchiveFileError(file, err))
+		return Failed(source.ArchiveFileError(file, err))
 	}
 	if err := out.commit(); err != nil {
-		return usage(err)
+		return Usage(err)
 	}
 	res := struct {
 		Digest string `json:"digest"`
@@ -75,7 +75,7 @@ func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
 		Files  int    `json:"files"`
 		Bytes  int64  `json:"bytes"`
 	}{<-digest, len(b), dir, len(snap.Files), snap.Size()}
-	return output(cmd, asJSON, res, func(w io.Writer) {
-		printf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
+	return Output(cmd, asJSON, res, func(w io.Writer) {
+		Printf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
 	})
 }

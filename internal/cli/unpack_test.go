@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -23,7 +24,7 @@ import (
 func writeUnpackTestArchive(t *testing.T, root string, trailer string) (string, *snapshot.Snapshot) {
 	t.Helper()
 	s, err := snapshot.New(map[string][]byte{
-		"plugin.json":       []byte(packTestManifest),
+		"plugin.json":       []byte(clitest.PackManifest),
 		"bin/tool":          []byte("#!/bin/sh\n"),
 		"skills/a/SKILL.md": []byte("---\nname: a\ndescription: A.\n---\n"),
 		"skills/a/ref/x.md": []byte("x"),
@@ -97,7 +98,7 @@ func TestUnpackTargetDirectory(t *testing.T) {
 	// unpack writes through. (Issue 14, item 11.)
 	orphan := filepath.Join(t.TempDir(), "no", "out")
 	code, stdout, stderr := runCLI(t, "unpack", file, orphan, "--json")
-	if code != 2 || errorCodeOf(t, stdout) != codeIO || !strings.Contains(stderr, filepath.Dir(orphan)+":") || strings.Contains(stderr, ".tmp-") {
+	if code != 2 || clitest.ErrorCode(t, stdout) != CodeIO || !strings.Contains(stderr, filepath.Dir(orphan)+":") || strings.Contains(stderr, ".tmp-") {
 		t.Errorf("missing parent: exit %d: %s", code, stderr)
 	}
 	// A directory where nothing can be created, even by root: the
@@ -193,7 +194,7 @@ func TestUnpackRefusalAtTheLastEntryLeavesNothing(t *testing.T) {
 			file := writeTarGz(t, append(slices.Clone(files), c.last)...)
 			parent := t.TempDir()
 			code, stdout, stderr := runCLI(t, "unpack", file, filepath.Join(parent, "out"), "--json")
-			if code != 1 || errorCodeOf(t, stdout) == codeIO || !strings.Contains(stdout, c.want) {
+			if code != 1 || clitest.ErrorCode(t, stdout) == CodeIO || !strings.Contains(stdout, c.want) {
 				t.Errorf("exit %d, want 1 and %q: %s %s", code, c.want, stdout, stderr)
 			}
 			if entries, _ := os.ReadDir(parent); len(entries) != 0 {

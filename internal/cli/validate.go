@@ -110,33 +110,33 @@ usage errors or a path that cannot be read. The format does not change it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
 				if cmd.Flags().Changed("format") && format != formatJSON {
-					return usagef("--json and --format %s exclude each other", format)
+					return Usagef("--json and --format %s exclude each other", format)
 				}
 				format = formatJSON
 			}
 			switch format {
 			case formatText, formatJSON, formatSARIF, formatGitHub:
 			default:
-				return usagef("unknown --format %q (text, json, sarif or github)", format)
+				return Usagef("unknown --format %q (text, json, sarif or github)", format)
 			}
 			if sarifRoot != "" && format != formatSARIF {
-				return usagef("--sarif-root applies to --format sarif only")
+				return Usagef("--sarif-root applies to --format sarif only")
 			}
-			ts, err := parseTransports(transports)
+			ts, err := ParseTransports(transports)
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			opts := source.Options{Read: readOptions(strictLinks), Load: agentplugin.Options{Transports: ts, StrictSkills: strict},
 				Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}}
 			reports := make([]*validateReport, len(args))
-			code := exitOK
-			bar := startProgress(cmd, "validate", int64(len(args)), false)
+			code := ExitOK
+			bar := StartProgress(cmd, "validate", int64(len(args)), false)
 			for i, p := range args {
 				reports[i] = validatePath(cmd.Context(), p, opts)
 				code = max(code, reports[i].code)
 				bar.add(1)
 			}
-			bar.done()
+			bar.Done()
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
@@ -147,7 +147,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 				if len(reports) > 1 {
 					doc = reports
 				}
-				err = writeJSON(w, doc)
+				err = WriteJSON(w, doc)
 			case formatSARIF:
 				err = writeSARIF(w, reports, sarifRoot)
 			case formatGitHub:
@@ -158,10 +158,10 @@ usage errors or a path that cannot be read. The format does not change it.`,
 				}
 			}
 			if err != nil {
-				return usage(err)
+				return Usage(err)
 			}
-			if code != exitOK {
-				return &exitError{code: code}
+			if code != ExitOK {
+				return &ExitError{code: code}
 			}
 			return nil
 		},
@@ -183,18 +183,18 @@ func validatePath(ctx context.Context, path string, opts source.Options) *valida
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		r.dir = path
 	}
-	p, err := openSource(ctx, path, source.ParseOptions{}, opts)
+	p, err := OpenSource(ctx, path, source.ParseOptions{}, opts)
 	if ds, rejected := agentplugin.Diagnostics(err); rejected {
 		r.Diagnostics = append(r.Diagnostics, ds...)
-		r.code = exitFailed
+		r.code = ExitFailed
 		return r
 	} else if err != nil {
 		code := "io-error"
-		if exitCode(err) == exitFailed {
+		if ExitCode(err) == ExitFailed {
 			code = "input-invalid"
 		}
 		r.Diagnostics = append(r.Diagnostics, agentplugin.Diagnostic{Severity: agentplugin.Error, Code: code, Message: err.Error()})
-		r.code = exitCode(err)
+		r.code = ExitCode(err)
 		return r
 	}
 	r.fill(p.Package)
@@ -225,16 +225,16 @@ func (r *validateReport) fill(pkg *agentplugin.Package) {
 	r.ExtensionDirectories = append(r.ExtensionDirectories, pkg.ExtensionDirectories...)
 	r.Diagnostics = append(r.Diagnostics, pkg.Diagnostics...)
 	if agentplugin.HasErrors(pkg.Diagnostics) {
-		r.code = exitFailed
+		r.code = ExitFailed
 	}
 }
 
 func printValidateReport(w io.Writer, r *validateReport, header bool) {
 	if header {
-		printf(w, "== %s\n", r.Path)
+		Printf(w, "== %s\n", r.Path)
 	}
 	printDiagnostics(w, r.Diagnostics)
-	printf(w, "%s\n", r.summary())
+	Printf(w, "%s\n", r.summary())
 }
 
 // summary is the one line that gives a path's verdict.
@@ -252,5 +252,5 @@ func (r *validateReport) summary() string {
 		verdict = "loaded with errors"
 	}
 	return fmt.Sprintf("%s: %s: %s, %s, MCP %s (%s)", name, verdict,
-		plural(len(r.Skills), "skill"), plural(len(r.MCPServers), "MCP server"), r.MCP, counts)
+		Plural(len(r.Skills), "skill"), Plural(len(r.MCPServers), "MCP server"), r.MCP, counts)
 }

@@ -2,10 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
 // plugkit runs the CLI in-process and returns its exit code and output;
@@ -13,22 +14,6 @@ import (
 func plugkit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	return runCLI(t, args...)
-}
-
-// writePlugin writes files (path → content) into a new directory.
-func writePlugin(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 const testManifest = `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "demo", "version": "0.1.0"}`
@@ -41,7 +26,7 @@ func TestValidateExample(t *testing.T) {
 }
 
 func TestValidateJSON(t *testing.T) {
-	dir := writePlugin(t, map[string]string{
+	dir := clitest.WritePlugin(t, map[string]string{
 		"plugin.json":       testManifest,
 		"skills/a/SKILL.md": "---\nname: a\ndescription: A skill.\n---\n",
 		"skills/b/SKILL.md": "---\nname: other\ndescription: B.\n---\n",
@@ -78,7 +63,7 @@ func TestValidateJSON(t *testing.T) {
 }
 
 func TestValidateRejected(t *testing.T) {
-	dir := writePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
+	dir := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
 	code, out, _ := plugkit(t, "validate", dir)
 	if code != 1 || !strings.Contains(out, "plugin.json:1:") || !strings.Contains(out, "error[manifest-name-invalid]") || !strings.Contains(out, "rejected") {
 		t.Errorf("exit %d\n%s", code, out)
@@ -94,7 +79,7 @@ func TestValidateRejected(t *testing.T) {
 }
 
 func TestValidateSeveralPaths(t *testing.T) {
-	good := writePlugin(t, map[string]string{"plugin.json": testManifest})
+	good := clitest.WritePlugin(t, map[string]string{"plugin.json": testManifest})
 	missing := filepath.Join(t.TempDir(), "missing")
 	code, out, _ := plugkit(t, "validate", "--json", good, missing)
 	var docs []validateReport
@@ -111,7 +96,7 @@ func TestValidateSeveralPaths(t *testing.T) {
 }
 
 func TestValidateWarningsOnlyExitZero(t *testing.T) {
-	dir := writePlugin(t, map[string]string{
+	dir := clitest.WritePlugin(t, map[string]string{
 		"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "demo", "skills": "x"}`,
 		"mcp.json":    `{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {"s": {"type": "sse", "url": "https://x.example/sse"}}}`,
 	})

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	verbs = append(verbs, newVersionCmd)
-	// --version's text (see newRootCmd's version template).
+	// --version's text (see NewRootCmd's version template).
 	cobra.AddTemplateFunc("plugkitVersionText", func() string { return buildVersion().text() })
 }
 
@@ -87,7 +87,7 @@ implements. plugkit --version prints the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := buildVersion()
-			return output(cmd, asJSON, v, func(w io.Writer) { io.WriteString(w, v.text()) })
+			return Output(cmd, asJSON, v, func(w io.Writer) { io.WriteString(w, v.text()) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")

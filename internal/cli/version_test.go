@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
 // TestVersion: plugkit version, its --json document and --version all
@@ -50,7 +51,7 @@ func TestVersion(t *testing.T) {
 // TestEveryGroupRefusesUnknownSubcommands: any command that only groups
 // others, now or added later, exits 2 on an unknown subcommand.
 func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
-	root := newRootCmd(nil, nil)
+	root := NewRootCmd(nil, nil)
 	var groups [][]string
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() {
@@ -62,7 +63,7 @@ func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
 	}
 	for _, g := range groups {
 		args := append(g, "nosuch")
-		if code, out, errOut := plugkit(t, args...); code != exitUsage || !strings.Contains(errOut, "unknown command") {
+		if code, out, errOut := plugkit(t, args...); code != ExitUsage || !strings.Contains(errOut, "unknown command") {
 			t.Errorf("plugkit %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 		}
 	}
@@ -71,29 +72,29 @@ func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
 // TestValidateHints: the mistakes a newcomer makes get a message that
 // says what to do. (Issue 14, item 11.)
 func TestValidateHints(t *testing.T) {
-	dir := writePackTestPlugin(t, packTestManifest)
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	code, out, _ := plugkit(t, "validate", dir+"/plugin.json")
-	if code != exitFailed || !strings.Contains(out, "give the plugin's directory") {
+	if code != ExitFailed || !strings.Contains(out, "give the plugin's directory") {
 		t.Errorf("plugin.json: exit %d\n%s", code, out)
 	}
 	// An archive from "tar czf": GNU headers, which plugkit refuses.
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	tw.WriteHeader(&tar.Header{Name: "plugin.json", Mode: 0o644, Size: int64(len(packTestManifest)), Format: tar.FormatGNU})
-	tw.Write([]byte(packTestManifest))
+	tw.WriteHeader(&tar.Header{Name: "plugin.json", Mode: 0o644, Size: int64(len(clitest.PackManifest)), Format: tar.FormatGNU})
+	tw.Write([]byte(clitest.PackManifest))
 	tw.Close()
 	gz.Close()
 	file := filepath.Join(t.TempDir(), "demo.tar.gz")
 	os.WriteFile(file, buf.Bytes(), 0o644)
 	code, out, _ = plugkit(t, "validate", file)
-	if code != exitFailed || !strings.Contains(out, "plugkit pack") {
+	if code != ExitFailed || !strings.Contains(out, "plugkit pack") {
 		t.Errorf("tar czf archive: exit %d\n%s", code, out)
 	}
 	// unpack says the same, names the user's file, and writes nothing.
 	dest := filepath.Join(t.TempDir(), "demo")
 	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
-	if code != exitFailed || errorCodeOf(t, out) != codeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
+	if code != ExitFailed || clitest.ErrorCode(t, out) != CodeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
 		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, err := os.Stat(dest); !os.IsNotExist(err) {

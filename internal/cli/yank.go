@@ -12,7 +12,7 @@ import (
 func init() { verbs = append(verbs, newYankCmd) }
 
 func newYankCmd() *cobra.Command {
-	var rf registryFlags
+	var rf RegistryFlags
 	var undo bool
 	cmd := &cobra.Command{
 		Use:   "yank RELEASE",
@@ -32,7 +32,7 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			if err := distribution.CheckReleaseID(id); err != nil {
-				return usage(err)
+				return Usage(err)
 			}
 			c, err := rf.client()
 			if err != nil {
@@ -40,19 +40,19 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 			}
 			rel, err := c.Yank(cmd.Context(), id, !undo)
 			if err != nil {
-				return rf.refused(cmd, c, request{action: "yank", role: "publisher",
-					pluginID: pluginOfRelease(id), releaseID: id}, err)
+				return rf.refused(cmd, c, Request{Action: "yank", Role: "publisher",
+					PluginID: pluginOfRelease(id), ReleaseID: id}, err)
 			}
-			return output(cmd, rf.asJSON, rel, func(w io.Writer) {
+			return Output(cmd, rf.asJSON, rel, func(w io.Writer) {
 				if rel.Yanked {
-					printf(w, "yanked %s\n", rel.ID)
+					Printf(w, "yanked %s\n", rel.ID)
 				} else {
-					printf(w, "restored %s\n", rel.ID)
+					Printf(w, "restored %s\n", rel.ID)
 				}
 			})
 		},
 	}
-	rf.register(cmd)
+	rf.Register(cmd)
 	cmd.Flags().BoolVar(&undo, "undo", false, "restore a yanked release")
 	return cmd
 }
