@@ -191,3 +191,18 @@ func TestLightLinksNoHeavyPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestFullThroughSymlink: plugkit run through a symbolic link (as in
+// ~/bin/plugkit) finds the plugkit-full beside the file it links to, and
+// none in the link's own directory or on PATH.
+func TestFullThroughSymlink(t *testing.T) {
+	light := testbin.Plugkit(t)
+	link := filepath.Join(t.TempDir(), "plugkit")
+	if err := os.Symlink(light, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	t.Setenv("PATH", "")
+	if code, out, errOut := runBin(t, link, "list", "--home", t.TempDir(), "--json"); code != 0 || !strings.Contains(out, `"plugins": []`) {
+		t.Errorf("plugkit list through a link: exit %d\n%s%s", code, out, errOut)
+	}
+}
