@@ -13,13 +13,13 @@ import (
 //
 // A server's live heap is small (about 2 MB), and Go collects each time
 // the heap doubles, so at GOGC's default of 100 a server answering
-// resolves from the database collected every 800 requests (2.8 KB each,
-// two thirds of them net/http's): 5.5 us of collector CPU per request on
-// 2 loaded cores, a tenth of the request's cost. With the floor it
-// collects every 12,000 requests. A large heap (publishes hold their
-// archives and files) is collected as GOGC=100 would, at twice what is
-// live, so the floor adds at most HeapFloor bytes to the heap, whatever
-// the load.
+// resolves from the database collected every 850 or so requests (2.8 KB
+// each, two thirds of them net/http's): 4 to 5.5 us of collector CPU per
+// request on 2 loaded cores, a tenth of the request's cost. With the
+// floor it collects about every 10,000 requests. A large heap (publishes
+// hold their archives and files) is collected as GOGC=100 would, at twice
+// what is live, so the floor adds about HeapFloor bytes to the heap at
+// most, whatever the load.
 //
 // A GOGC or GOMEMLIMIT in the environment still rules: with GOGC set, the
 // floor is not kept, and GOMEMLIMIT lowers every goal.
