@@ -378,7 +378,9 @@ func (s stageFrom) add(ctx context.Context, desc ocispec.Descriptor, limit int64
 }
 
 // later stages a blob of the local source to be read when the tar is
-// written; one already staged is errdef.ErrAlreadyExists.
+// written; one already staged is errdef.ErrAlreadyExists. A manifest the
+// layout holds, checked against its digest when the layout was opened, is
+// staged from memory when its size matches.
 func (s stageFrom) later(desc ocispec.Descriptor) error {
 	if _, err := blobName(desc.Digest); err != nil {
 		return err
@@ -386,12 +388,16 @@ func (s stageFrom) later(desc ocispec.Descriptor) error {
 	if desc.Size < 0 {
 		return fmt.Errorf("%w: %s: negative size %d", ErrDescriptor, desc.Digest, desc.Size)
 	}
+	b := stagedBlob{src: s.src, desc: desc, size: desc.Size}
+	if m := heldManifest(s.src, desc.Digest); m != nil && int64(len(m.raw)) == desc.Size {
+		b = stagedBlob{data: m.raw, size: desc.Size}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.absent(desc); err != nil {
 		return err
 	}
-	s.blobs[desc.Digest] = stagedBlob{src: s.src, desc: desc, size: desc.Size}
+	s.blobs[desc.Digest] = b
 	return nil
 }
 

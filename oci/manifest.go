@@ -56,9 +56,13 @@ func checkManifestType(mt string) error {
 // parseManifest checks a manifest against the profile: media type,
 // artifactType, config type, one layer of the layer type, and the sizes the
 // limits allow.
-func parseManifest(b []byte) (*manifestDoc, error) {
+func parseManifest(b []byte) (*manifestDoc, error) { return parseHeldManifest(nil, b) }
+
+// parseHeldManifest is parseManifest of b, from its decoded form when held
+// (the same content, held by a layout) is not nil.
+func parseHeldManifest(held *layoutManifest, b []byte) (*manifestDoc, error) {
 	var m manifestDoc
-	if err := strictJSON(b, &m); err != nil {
+	if err := strictDecode(held, b, &m, (*manifestFields).manifestDoc); err != nil {
 		return nil, fmt.Errorf("%w: manifest: %v", ErrNotPlugin, err)
 	}
 	switch {
