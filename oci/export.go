@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -101,23 +101,26 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 
 // copyAll copies the items into st, as many at once as there are CPUs:
 // with Check, unpacking and loading each plugin is most of an export's
-// work; without, from a registry, each blob is a round trip. After a
-// failure the error returned is that of the first item, in the order
-// given, among those that failed.
+// work; without, from a registry, each blob is a round trip. One
+// goroutine per CPU takes the items in turn: one per item grew a new
+// stack through the JSON decoder each time (8% of an export's CPU time).
+// After a failure the error returned is that of the first item, in the
+// order given, among those that failed.
 func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, it := range items {
-		g.Go(func() error {
-			if copied[i], errs[i] = exportOne(ctx, it, st, opts); errs[i] != nil {
-				errs[i] = fmt.Errorf("%s: %w", it.Selector, errs[i])
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				if copied[i], errs[i] = exportOne(ctx, items[i], st, opts); errs[i] != nil {
+					errs[i] = fmt.Errorf("%s: %w", items[i].Selector, errs[i])
+				}
 			}
-			return nil
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
