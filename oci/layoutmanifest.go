@@ -40,15 +40,11 @@ type layoutManifest struct {
 // 1 MiB of annotations cost their size again in memory), and the
 // manifests, which only an index lists.
 type manifestFields struct {
-	SchemaVersion int                  `json:"schemaVersion"`
-	MediaType     string               `json:"mediaType"`
-	ArtifactType  string               `json:"artifactType"`
-	Config        ocispec.Descriptor   `json:"config"`
-	Layers        []ocispec.Descriptor `json:"layers"`
-	Manifests     heldJSON             `json:"manifests"`
-	Blobs         []ocispec.Descriptor `json:"blobs"`
-	Subject       *ocispec.Descriptor  `json:"subject"`
-	Annotations   heldJSON             `json:"annotations"`
+	manifestHead
+	Manifests   heldJSON             `json:"manifests"`
+	Blobs       []ocispec.Descriptor `json:"blobs"`
+	Subject     *ocispec.Descriptor  `json:"subject"`
+	Annotations heldJSON             `json:"annotations"`
 }
 
 // heldJSON is a member's value left undecoded: where it lies in the
@@ -124,8 +120,9 @@ func strictDecode[T any](held *layoutManifest, b []byte, v *T, view func(*manife
 // each reader gets its own slices and maps, as from a decoding of its own.
 func (f *manifestFields) manifestDoc() (manifestDoc, bool) {
 	a, ok := f.Annotations.annotations()
-	return manifestDoc{SchemaVersion: f.SchemaVersion, MediaType: f.MediaType, ArtifactType: f.ArtifactType, Config: cloneDescriptor(f.Config),
-		Layers: cloneDescriptors(f.Layers), Manifests: json.RawMessage(f.Manifests.raw), Annotations: a}, ok
+	head := f.manifestHead
+	head.Config, head.Layers = cloneDescriptor(f.Config), cloneDescriptors(f.Layers)
+	return manifestDoc{manifestHead: head, Manifests: json.RawMessage(f.Manifests.raw), Annotations: a}, ok
 }
 
 // referrerDoc is what referrersOf reads of a manifest.

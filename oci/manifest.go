@@ -26,13 +26,19 @@ func strictJSON(src []byte, v any) error {
 // manifestDoc is what the profile reads of a manifest, mediaType and
 // artifactType as written (not defaulted).
 type manifestDoc struct {
+	manifestHead
+	Manifests   json.RawMessage   `json:"manifests"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// manifestHead are the members of a manifest every reader of one decodes
+// the same way (manifestDoc, and a layout's manifestFields).
+type manifestHead struct {
 	SchemaVersion int                  `json:"schemaVersion"`
 	MediaType     string               `json:"mediaType"`
 	ArtifactType  string               `json:"artifactType"`
 	Config        ocispec.Descriptor   `json:"config"`
 	Layers        []ocispec.Descriptor `json:"layers"`
-	Manifests     json.RawMessage      `json:"manifests"`
-	Annotations   map[string]string    `json:"annotations"`
 }
 
 // isIndexType reports whether a media type is an image index or a Docker
