@@ -29,7 +29,7 @@ type layoutManifest struct {
 	fields    manifestFields
 	fieldsErr error
 	strict    sync.Once
-	strictErr error // jsontree.Parse's verdict on raw, once asked for
+	strictErr error // jsontree.Check's verdict on raw, once asked for
 }
 
 // manifestFields are the fields of a manifest or index any reader in this
@@ -82,7 +82,7 @@ func newLayoutManifest(raw []byte) *layoutManifest {
 
 // checkStrict is the error strictJSON's check gives raw, found once.
 func (m *layoutManifest) checkStrict() error {
-	m.strict.Do(func() { _, m.strictErr = jsontree.Parse(m.raw, maxJSONDepth) })
+	m.strict.Do(func() { m.strictErr = jsontree.Check(m.raw, maxJSONDepth) })
 	return m.strictErr
 }
 

@@ -17,7 +17,7 @@ const maxJSONDepth = 32
 // value without duplicate member names, so that no two readers can see
 // different documents in it.
 func strictJSON(src []byte, v any) error {
-	if _, err := jsontree.Parse(src, maxJSONDepth); err != nil {
+	if err := jsontree.Check(src, maxJSONDepth); err != nil {
 		return err
 	}
 	return json.Unmarshal(src, v)

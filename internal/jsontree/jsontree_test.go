@@ -85,7 +85,7 @@ func TestParseErrors(t *testing.T) {
 		{`{"x": {"a": 1, "b": {}, "a": 2}}`, 24, ErrDuplicate},
 		{`[[[[1]]]]`, 3, ErrDepth},
 	} {
-		_, err := Parse([]byte(c.doc), 3)
+		_, err := parseChecked(t, []byte(c.doc), 3)
 		var se *SyntaxError
 		if !errors.As(err, &se) || !errors.Is(err, ErrSyntax) {
 			t.Errorf("%q: err %v, want a syntax error", c.doc, err)
@@ -98,7 +98,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("%q: %v is not %v", c.doc, err, c.kind)
 		}
 	}
-	_, err := Parse([]byte(`{"x": [0, {"a~/": {"a": 1, "a": 2}}]}`), 0)
+	_, err := parseChecked(t, []byte(`{"x": [0, {"a~/": {"a": 1, "a": 2}}]}`), 0)
 	var se *SyntaxError
 	if !errors.As(err, &se) || se.Pointer != "/x/1/a~0~1" || se.Msg != `duplicate member name "a"` {
 		t.Errorf("duplicate pointer: %v %+v", err, se)
@@ -119,7 +119,7 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 		return b.String()
 	}
 	for _, n := range []int{0, 1, smallObject - 1, smallObject, smallObject + 1, 1000, 5000} {
-		if _, err := Parse([]byte(object(n, "")), 0); err != nil {
+		if _, err := parseChecked(t, []byte(object(n, "")), 0); err != nil {
 			t.Errorf("%d members: %v", n, err)
 		}
 		if n == 0 {
@@ -127,7 +127,7 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 		}
 		for _, dup := range []string{fmt.Sprintf(`"k%d": 0, `, n-1), `"k\u0030": 0, `, `"\u006b0": 0, `} {
 			doc := object(n, dup)
-			_, err := Parse([]byte(doc), 0)
+			_, err := parseChecked(t, []byte(doc), 0)
 			var se *SyntaxError
 			if !errors.As(err, &se) || !errors.Is(err, ErrDuplicate) {
 				t.Errorf("%d members + %s: err %v", n, dup, err)
@@ -156,7 +156,7 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 		{wide + `, "k99": 1, "k98": 1}`, func(d string) int { return strings.LastIndex(d, `"k99"`) }, ErrDuplicate},
 		{wide + `, "k5" 1, "k6": 1}`, func(d string) int { return strings.LastIndex(d, `"k5"`) }, ErrDuplicate},
 	} {
-		_, err := Parse([]byte(c.doc), 0)
+		_, err := parseChecked(t, []byte(c.doc), 0)
 		var se *SyntaxError
 		if !errors.As(err, &se) || errors.Is(err, ErrDuplicate) != (c.kind != nil) {
 			t.Errorf("%.40s…: err %v, want a duplicate: %v", c.doc[len(c.doc)-40:], err, c.kind != nil)
@@ -168,7 +168,7 @@ func TestDuplicatesInLargeObjects(t *testing.T) {
 	}
 	// Many small objects after a large one, at the same depth.
 	doc := "[" + object(5000, "") + strings.Repeat(`, {"a": 1, "b": 2}`, 5000) + "]"
-	if _, err := Parse([]byte(doc), 0); err != nil {
+	if _, err := parseChecked(t, []byte(doc), 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -232,7 +232,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tree, err := Parse(b, 0)
+		tree, err := parseChecked(t, b, 0)
 		// encoding/json tolerates invalid UTF-8; RFC 8259 and this package do not.
 		valid := json.Valid(b) && utf8.Valid(b)
 		if err == nil && !valid {
@@ -278,6 +278,66 @@ func TestNameSetHashCollisions(t *testing.T) {
 		if key, ok := s.first(tree); ok {
 			t.Errorf("size %d: distinct names reported as repeated (%d)", size, key)
 		}
+	}
+}
+
+// parseChecked is Parse(src, maxDepth), after failing t unless Check gives
+// the same verdict: the same error, at the same offset, with the same
+// pointer and kind.
+func parseChecked(t *testing.T, src []byte, maxDepth int) (*Tree, error) {
+	t.Helper()
+	tree, err := Parse(src, maxDepth)
+	if cerr := Check(src, maxDepth); !reflect.DeepEqual(cerr, err) {
+		t.Errorf("%.60q: Check: %#v, Parse: %#v", src, cerr, err)
+	}
+	return tree, err
+}
+
+// TestCheckReusesItsMemory: the parser of Check, emptied by release after
+// each document, checks the next one without allocating, and gives each
+// the verdict a fresh parser gives, after documents of any size and
+// shape; what it keeps after a huge one is bounded.
+func TestCheckReusesItsMemory(t *testing.T) {
+	manifest := []byte(`{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",` +
+		`"config":{"mediaType":"application/vnd.example+json","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2},` +
+		`"layers":[{"mediaType":"application/vnd.example.layer","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2}],` +
+		`"annotations":{"a":"\u00e9","b":"x"}}`)
+	var large strings.Builder
+	large.WriteString(`{"deep":` + strings.Repeat(`[{"a":1,"b":[]},`, 60) + "0" + strings.Repeat("]", 60) + `,"wide":{`)
+	for i := range 3 * keptEntries {
+		fmt.Fprintf(&large, `"k\u00e9%d%s":[%d,{"x":null}],`, i, strings.Repeat("n", 2*keptEntries*(i%2)), i)
+	}
+	large.WriteString(`"end":0}}`)
+	p := &parser{t: &Tree{reused: true}}
+	for _, doc := range [][]byte{
+		manifest, []byte(large.String()), []byte(`{"a":1,"a":2}`), manifest, []byte(`[1,]`), []byte(large.String()[:large.Len()-1]),
+		[]byte(`{"x":{"y":{"k":1,"k":2}}}`), []byte(large.String()), []byte("\"\xff\""), manifest,
+	} {
+		_, want := Parse(doc, 0)
+		err := p.parse(doc, 0)
+		p.release()
+		if !reflect.DeepEqual(err, want) {
+			t.Errorf("%.40q: %v, want %v", doc, err, want)
+		}
+		if len(p.t.chunks) > keptChunks || cap(p.path) > keptEntries || p.src != nil || p.t.src != nil {
+			t.Errorf("%.40q: kept %d chunks, a path of %d, the source: %v", doc, len(p.t.chunks), cap(p.path), p.src != nil)
+		}
+		for depth, s := range p.names {
+			if cap(s.hashed) > keptEntries || cap(s.a) > keptEntries || cap(s.b) > keptEntries {
+				t.Errorf("%.40q: depth %d keeps %d hashes, %d and %d bytes of names", doc, depth, cap(s.hashed), cap(s.a), cap(s.b))
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := p.parse(manifest, 0); err != nil {
+			t.Fatal(err)
+		}
+		p.release()
+	}); n != 0 {
+		t.Errorf("checking a manifest again allocates %v times", n)
+	}
+	if err := Check(bytes.Repeat([]byte(" "), maxSource), 0); err != ErrTooLarge {
+		t.Errorf("Check of 256 MiB: %v", err)
 	}
 }
 

@@ -29,8 +29,17 @@ type nameSet struct {
 // after a large one do not each hold its size.
 func (s *nameSet) reset(depth int) {
 	s.few, s.hashed, s.depth = s.few[:0], s.hashed[:0], depth
-	if cap(s.hashed) > 1<<16 {
+	s.drop(1 << 16)
+}
+
+// drop lets go of the buffers that hold more than limit names, or
+// scratch of more than limit bytes.
+func (s *nameSet) drop(limit int) {
+	if cap(s.hashed) > limit {
 		s.hashed, s.tmp = nil, nil
+	}
+	if cap(s.a) > limit || cap(s.b) > limit {
+		s.a, s.b = nil, nil
 	}
 }
 

@@ -79,6 +79,9 @@ type Tree struct {
 	src    []byte
 	chunks [][]node
 	count  uint32
+	// reused marks the table of a Check parser, filled again for each
+	// document: its chunks are kept, so all are whole.
+	reused bool
 }
 
 func (t *Tree) at(i uint32) *node { return &t.chunks[i>>chunkBits][i&(1<<chunkBits-1)] }
@@ -86,9 +89,9 @@ func (t *Tree) at(i uint32) *node { return &t.chunks[i>>chunkBits][i&(1<<chunkBi
 // add appends a node and returns its index.
 func (t *Tree) add(n node) uint32 {
 	i := t.count
-	if i&(1<<chunkBits-1) == 0 {
+	if i&(1<<chunkBits-1) == 0 && int(i>>chunkBits) == len(t.chunks) {
 		size := 1 << chunkBits
-		if i == 0 {
+		if i == 0 && !t.reused {
 			// Every node starts at a byte of its own (a member name at its
 			// quote, its value after the colon, a container's first child
 			// after the bracket), so a document has no more nodes than
