@@ -106,7 +106,10 @@ func runExport(cmd *cobra.Command, f OCIFlags, opts oci.ExportOptions, refArgs [
 	}
 	defer out.Abort()
 	digest := archive.NewDigestWriter()
-	buf := newAheadWriter(io.MultiWriter(out, digest), 1<<20)
+	// Two buffers of 256 KiB: two of 1 MiB were a third of the memory an
+	// export of small plugins takes, each page faulted in, and enough to
+	// start a collection.
+	buf := newAheadWriter(io.MultiWriter(out, digest), 256<<10)
 	copied, err := oci.Export(ctx, buf, items, filepath.Dir(file), opts)
 	if werr := buf.Close(); err == nil && werr != nil {
 		return Usage(werr)
