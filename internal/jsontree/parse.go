@@ -56,7 +56,7 @@ func Parse(src []byte, maxDepth int) (*Tree, error) {
 // encoding/json once it is known to be strict JSON). It parses src the
 // same way, into working memory (node table, name sets) kept from one call
 // to the next, so that checking many small documents allocates nothing:
-// the tables Parse made for the manifests of an export were a third of
+// the tables Parse made for the manifests of an export were a quarter of
 // what it allocated. What is kept after a call is bounded (see release),
 // whatever the size of the document checked.
 func Check(src []byte, maxDepth int) error {
