@@ -101,32 +101,39 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 
 // copyAll copies the items into st, as many at once as there are CPUs:
 // with Check, unpacking and loading each plugin is most of an export's
-// work; without, from a registry, each blob is a round trip. One
-// goroutine per CPU takes the items in turn: one per item grew a new
-// stack through the JSON decoder each time (8% of an export's CPU time).
-// After a failure the error returned is that of the first item, in the
+// work; without, from a registry, each blob is a round trip. After a
+// failure the error returned is that of the first item, in the
 // order given, among those that failed.
 func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(items)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
-				if copied[i], errs[i] = exportOne(ctx, items[i], st, opts); errs[i] != nil {
-					errs[i] = fmt.Errorf("%s: %w", items[i].Selector, errs[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel(len(items), func(i int) {
+		if copied[i], errs[i] = exportOne(ctx, items[i], st, opts); errs[i] != nil {
+			errs[i] = fmt.Errorf("%s: %w", items[i].Selector, errs[i])
+		}
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
 	return copied, nil
+}
+
+// parallel calls do(i) for every i below n, on one goroutine per CPU
+// that takes them in turn: one goroutine per call grew a new stack
+// through the JSON decoder each time (8% of an export's CPU time).
+func parallel(n int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // exportOne is Copy into a stage: the plugin's three blobs

@@ -109,53 +109,85 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 // config, layers, manifests, blobs), the manifests that list it. A
 // manifest index.json lists but the layout lacks is skipped, as oras-go
 // skips it; one that is over MaxManifestBytes or does not match its
-// descriptor fails the open.
+// descriptor fails the open. The graph is walked breadth first, one level
+// at a time: the manifests of a level are read, checked and decoded on
+// every CPU, then recorded in order, so that the graph and the first
+// error are those of a walk one manifest at a time.
 func (r *layoutReader) loadGraph(ctx context.Context) error {
 	read := map[digest.Digest]bool{}
-	queue := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
+	level := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
 	for _, d := range r.index.Manifests {
-		queue = append(queue, plain(d))
+		level = append(level, plain(d))
 	}
-	for len(queue) > 0 {
-		node := queue[0]
-		queue = queue[1:]
-		// plugkit reads sha256 content only: a node named otherwise can
-		// be no plugin or referrer it reads, and is left unread.
-		if !isManifestType(node.MediaType) || read[node.Digest] || !isSHA256(node.Digest) {
-			continue
+	for len(level) > 0 {
+		var nodes []ocispec.Descriptor
+		for _, node := range level {
+			// plugkit reads sha256 content only: a node named otherwise
+			// can be no plugin or referrer it reads, and is left unread.
+			if !isManifestType(node.MediaType) || read[node.Digest] || !isSHA256(node.Digest) {
+				continue
+			}
+			read[node.Digest] = true
+			nodes = append(nodes, node)
 		}
-		read[node.Digest] = true
-		b, err := fetchVerified(ctx, r, node, DefaultMaxManifestBytes, "MaxManifestBytes")
-		if errors.Is(err, errdef.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		for _, s := range r.addManifest(node, b) {
-			queue = append(queue, plain(s))
+		loaded := make([]loadedManifest, len(nodes))
+		parallel(len(nodes), func(i int) { loaded[i] = r.loadManifest(ctx, nodes[i]) })
+		level = level[:0]
+		for i, l := range loaded {
+			if errors.Is(l.err, errdef.ErrNotFound) {
+				continue
+			}
+			if l.err != nil {
+				return l.err
+			}
+			r.addManifest(nodes[i], l)
+			for _, s := range l.lists {
+				level = append(level, plain(s))
+			}
 		}
 	}
 	return nil
 }
 
-// addManifest keeps b, the verified content of the manifest or index
-// node, decoded, records node as a predecessor of every descriptor it
-// lists (subject, config, layers, manifests, blobs), and returns those.
-func (r *layoutReader) addManifest(node ocispec.Descriptor, b []byte) []ocispec.Descriptor {
-	m := newLayoutManifest(b)
-	r.manifests[node.Digest] = m
-	succ, ok := m.graphSuccessors()
-	if !ok {
-		succ = listedIn(b)
+// loadedManifest is a manifest or index read for the graph: decoded, with
+// the descriptors it lists, or the error that stopped its reading.
+type loadedManifest struct {
+	m     *layoutManifest
+	lists []ocispec.Descriptor
+	err   error
+}
+
+// loadManifest reads, checks and decodes the manifest or index node. It
+// only reads r, and may run beside other loadManifests.
+func (r *layoutReader) loadManifest(ctx context.Context, node ocispec.Descriptor) loadedManifest {
+	b, err := fetchVerified(ctx, r, node, DefaultMaxManifestBytes, "MaxManifestBytes")
+	if err != nil {
+		return loadedManifest{err: err}
 	}
-	for _, s := range succ {
+	return decodeForGraph(b)
+}
+
+// decodeForGraph decodes b, the verified content of a manifest or index,
+// and finds the descriptors it lists.
+func decodeForGraph(b []byte) loadedManifest {
+	m := newLayoutManifest(b)
+	lists, ok := m.graphSuccessors()
+	if !ok {
+		lists = listedIn(b)
+	}
+	return loadedManifest{m: m, lists: lists}
+}
+
+// addManifest keeps the manifest or index node loaded and records node as
+// a predecessor of every descriptor it lists.
+func (r *layoutReader) addManifest(node ocispec.Descriptor, l loadedManifest) {
+	r.manifests[node.Digest] = l.m
+	for _, s := range l.lists {
 		if e := [2]digest.Digest{s.Digest, node.Digest}; !r.edges[e] {
 			r.edges[e] = true
 			r.preds[s.Digest] = append(r.preds[s.Digest], plain(node))
 		}
 	}
-	return succ
 }
 
 // listedIn decodes the descriptors the manifest or index b lists

@@ -126,3 +126,56 @@ func TestLayoutFanOutCostsItsSize(t *testing.T) {
 		})
 	}
 }
+
+// layoutOf writes a layout directory whose index.json lists what
+// entries returns, given the directory to stage blobs in.
+func layoutOf(t *testing.T, entries func(dir string) []ocispec.Descriptor) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755)
+	os.WriteFile(filepath.Join(dir, "oci-layout"), []byte(layoutFile), 0o644)
+	b, _ := json.Marshal(ocispec.Index{Versioned: specs.Versioned{SchemaVersion: 2}, Manifests: entries(dir)})
+	os.WriteFile(filepath.Join(dir, "index.json"), b, 0o644)
+	return dir
+}
+
+// The manifests of a layout are read on every CPU, yet the graph lists
+// predecessors in the order of a walk one manifest at a time, and opening
+// fails with the error of the first bad manifest in that order, run after
+// run.
+func TestLayoutOpenIsOrderedAsOneAtATime(t *testing.T) {
+	var subject ocispec.Descriptor
+	var referrers, bad []ocispec.Descriptor
+	stage := func(dir string) []ocispec.Descriptor {
+		empty := stageBlob(t, dir, emptyConfigMediaType, []byte("{}"))
+		subject = stageBlob(t, dir, ManifestMediaType, []byte(`{"schemaVersion":2,"layers":[]}`))
+		referrers, bad = nil, nil
+		for i := range 40 {
+			s := subject
+			m, _ := json.Marshal(ocispec.Manifest{Versioned: specs.Versioned{SchemaVersion: 2}, MediaType: ManifestMediaType,
+				Config: empty, Subject: &s, Annotations: map[string]string{"n": fmt.Sprint(i)}})
+			referrers = append(referrers, stageBlob(t, dir, ManifestMediaType, m))
+			d := stageBlob(t, dir, ManifestMediaType, []byte(fmt.Sprintf(`{"schemaVersion":2,"n":%d}`, i)))
+			d.Size++ // a size lie
+			bad = append(bad, d)
+		}
+		return append([]ocispec.Descriptor{subject}, referrers...)
+	}
+	good := layoutOf(t, stage)
+	for range 20 {
+		r, err := readLayout(context.Background(), dirFiles(good), good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.preds[subject.Digest]; fmt.Sprint(got) != fmt.Sprint(referrers) {
+			t.Fatalf("predecessors %v, want index order %v", got, referrers)
+		}
+	}
+	broken := layoutOf(t, func(dir string) []ocispec.Descriptor { return append(stage(dir), bad...) })
+	for range 20 {
+		_, err := readLayout(context.Background(), dirFiles(broken), broken)
+		if err == nil || !strings.Contains(err.Error(), bad[0].Digest.String()) {
+			t.Fatalf("opening fails with %v, want the error of %s", err, bad[0].Digest)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (w *layoutWriter) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 	if isManifest {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.r.addManifest(desc, kept.Bytes())
+		w.r.addManifest(desc, decodeForGraph(kept.Bytes()))
 		w.list(desc, desc.Digest.String())
 	}
 	return nil
