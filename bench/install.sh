@@ -24,7 +24,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/plugkit" ./cmd/plugkit
+go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
 pk="$work/plugkit"
 
 # plugin DIR NAME FILLER_BYTES: a plugin with two skills, two MCP servers and a filler file.

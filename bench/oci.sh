@@ -38,7 +38,7 @@ trap cleanup EXIT
 oras=$(command -v oras || echo "$(go env GOPATH)/bin/oras")
 [ -x "$oras" ] || { echo "bench/oci.sh: oras is not installed" >&2; exit 1; }
 
-go build -o "$work/plugkit" ./cmd/plugkit
+go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
 go build -o "$work/archivebench" ./bench/archivebench
 export DOCKER_CONFIG="$work/docker"
 

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 // Without the variable it is the ordinary plugkit.
 func crashBinary(t *testing.T) string {
 	t.Helper()
-	return testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit", "plugkit_crashpoints")
+	return testbin.Plugkit(t, "plugkit_crashpoints")
 }
 
 // crashScenario is a write run by the real binary against a prepared

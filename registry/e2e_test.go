@@ -33,7 +33,7 @@ func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // plugkitBin is the plugkit binary, built once for all the tests.
 func plugkitBin(t testing.TB) string {
-	return testbin.Build(t, "github.com/plugkit/plugkit/cmd/plugkit")
+	return testbin.Plugkit(t)
 }
 
 // serverProc is a running `plugkit serve`.

@@ -21,9 +21,9 @@ var (
 )
 
 type build struct {
-	once sync.Once
-	path string
-	err  error
+	once  sync.Once
+	paths []string
+	err   error
 }
 
 // Build returns the path of the program pkg (an import path) built with
@@ -31,7 +31,23 @@ type build struct {
 // test with the compiler's output.
 func Build(t testing.TB, pkg string, tags ...string) string {
 	t.Helper()
-	key := pkg + " " + strings.Join(tags, ",")
+	return buildAll(t, []string{pkg}, tags)[0]
+}
+
+// Plugkit returns the path of the plugkit binary built with tags, with
+// plugkit-full built into the same directory: plugkit runs plugkit-full,
+// for the verbs only it has, from beside its own executable. Tests that
+// run any verb through the plugkit binary use it.
+func Plugkit(t testing.TB, tags ...string) string {
+	t.Helper()
+	return buildAll(t, []string{"github.com/plugkit/plugkit/cmd/plugkit", "github.com/plugkit/plugkit/cmd/plugkit-full"}, tags)[0]
+}
+
+// buildAll builds pkgs into one directory, once per list and tags, and
+// returns their paths in the order of pkgs.
+func buildAll(t testing.TB, pkgs, tags []string) []string {
+	t.Helper()
+	key := strings.Join(pkgs, " ") + " " + strings.Join(tags, ",")
 	mu.Lock()
 	b := built[key]
 	if b == nil {
@@ -39,39 +55,42 @@ func Build(t testing.TB, pkg string, tags ...string) string {
 		built[key] = b
 	}
 	mu.Unlock()
-	b.once.Do(func() { b.path, b.err = compile(pkg, tags, len(built)) })
+	b.once.Do(func() { b.paths, b.err = compile(pkgs, tags, len(built)) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
-	return b.path
+	return b.paths
 }
 
-func compile(pkg string, tags []string, n int) (string, error) {
+func compile(pkgs, tags []string, n int) ([]string, error) {
 	mu.Lock()
 	if dir == "" {
 		d, err := os.MkdirTemp("", "plugkit-testbin-")
 		if err != nil {
 			mu.Unlock()
-			return "", err
+			return nil, err
 		}
 		dir = d
 	}
-	// Each program in its own directory, under its own name, so that a
-	// test can put the directory on PATH.
+	// Each build in its own directory, its programs under their own
+	// names, so that a test can put the directory on PATH.
 	sub := fmt.Sprintf("%s/%d", dir, n)
 	mu.Unlock()
 	if err := os.Mkdir(sub, 0o755); err != nil {
-		return "", err
+		return nil, err
 	}
-	out := sub + "/" + path.Base(pkg)
-	args := []string{"build", "-o", out}
+	args := []string{"build", "-o", sub + "/"}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}
-	if b, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	if b, err := exec.Command("go", append(args, pkgs...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, b)
 	}
-	return out, nil
+	paths := make([]string, len(pkgs))
+	for i, pkg := range pkgs {
+		paths[i] = sub + "/" + path.Base(pkg)
+	}
+	return paths, nil
 }
 
 // Main runs the tests and removes the programs built for them; a package

@@ -3,6 +3,7 @@ package testbin
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,4 +53,20 @@ func fmtArgs(args []any) string {
 		}
 	}
 	return b.String()
+}
+
+// TestPlugkitBesideFull: Plugkit builds plugkit-full into plugkit's
+// directory, once, so that plugkit runs the verbs only plugkit-full has.
+func TestPlugkitBesideFull(t *testing.T) {
+	a, b := Plugkit(t), Plugkit(t)
+	if a != b || filepath.Base(a) != "plugkit" {
+		t.Fatalf("built twice or misnamed: %s, %s", a, b)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(a), "plugkit-full")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(a, "key", "--help").Output()
+	if err != nil || !strings.Contains(string(out), "Write a new key pair") {
+		t.Fatalf("plugkit key --help: %v: %q", err, out)
+	}
 }

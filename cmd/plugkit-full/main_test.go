@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/plugkit/plugkit/internal/cli"
+	"github.com/plugkit/plugkit/internal/cli/clitest"
+	"github.com/plugkit/plugkit/internal/testbin"
+)
+
+// TestMain removes the programs the tests built (the plugkit binaries, the
+// MCP test server) once they are done.
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+
+// runCLI runs plugkit-full in process: every verb, light and heavy.
+func runCLI(t testing.TB, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return clitest.Run(t, cli.Run, args...)
+}
+
+// mustRun runs plugkit-full in process and fails the test unless it exits
+// 0.
+func mustRun(t testing.TB, args ...string) string {
+	t.Helper()
+	return clitest.MustRun(t, cli.Run, args...)
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { verbs = append(verbs, newCatalogCmd) }
+
+func newCatalogCmd() *cobra.Command {
+	var rf RegistryFlags
+	cmd := &cobra.Command{
+		Use:   "catalog",
+		Short: "List a registry's plugins and their channels",
+		Long: `Catalog prints every plugin of a registry, one a line: its ID, its channels
+and the versions they point at, its number of releases and its description.
+The registry serves its catalog in pages; catalog follows them all (within
+128 MiB). --json prints the whole catalog as one document.
+
+Exit status: 0 listed, 1 refused (no or wrong token) or unreachable, 2 usage
+error.`,
+		Example: `  plugkit catalog --registry http://127.0.0.1:8080
+  plugkit catalog --registry https://plugins.example.com --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := rf.client()
+			if err != nil {
+				return err
+			}
+			cat, err := c.Catalog(cmd.Context())
+			if err != nil {
+				return rf.refused(cmd, c, Request{Action: "read", Role: "reader"}, err)
+			}
+			return Output(cmd, rf.asJSON, cat, func(w io.Writer) {
+				for _, p := range cat.Plugins {
+					var chans []string
+					for ch, rel := range p.Channels {
+						chans = append(chans, ch+"="+strings.TrimPrefix(rel, p.ID+"@"))
+					}
+					sort.Strings(chans)
+					Printf(w, "%s\t%s\t%s\t%s\n", p.ID, strings.Join(chans, ","), Plural(len(p.Releases), "release"), p.Description)
+				}
+			})
+		},
+	}
+	rf.Register(cmd)
+	return cmd
+}

@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/plugkit/plugkit/internal/terminal"
+)
+
+// ProgressDelay is how long an operation runs before its progress shows:
+// quick ones never draw anything. Tests set it to 0.
+var ProgressDelay = time.Second
+
+// StderrIsTerminal reports whether w, a verb's stderr, is a terminal (by
+// the one check plugkit has, IsTerminal); tests replace it.
+var StderrIsTerminal = realTerminalCheck
+
+// IsTerminal reports whether r is a terminal a person can answer from.
+var IsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func realTerminalCheck(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && IsTerminal(f)
+}
+
+// Progress is a progress bar on stderr for a transfer (bytes) or an
+// operation on several plugins (a count). It draws only when stderr is a
+// terminal, the verb prints no JSON, and the operation has lasted longer
+// than a second; otherwise every method does nothing, so verbs call it
+// unconditionally. The bar uses no colour (NO_COLOR holds trivially).
+//
+//	p := StartProgress(cmd, "fetch release-notes", size, true)
+//	defer p.Done()
+//	io.Copy(dst, p.reader(body))
+type Progress struct {
+	p     *mpb.Progress
+	bar   *mpb.Bar
+	timer *time.Timer
+	once  sync.Once
+}
+
+// StartProgress starts a bar named name (untrusted text is made safe) for
+// total units, bytes when bytes is set; total <= 0 means unknown.
+func StartProgress(cmd *cobra.Command, name string, total int64, bytes bool) *Progress {
+	if !canDraw(cmd) {
+		return &Progress{}
+	}
+	w := cmd.ErrOrStderr()
+	delay := make(chan any)
+	p := mpb.NewWithContext(cmd.Context(), mpb.WithOutput(w), mpb.WithRenderDelay(delay), mpb.WithAutoRefresh(), mpb.WithWidth(80))
+	counters := decor.CountersNoUnit("%d / %d")
+	if bytes {
+		counters = decor.CountersKibiByte("% .1f / % .1f")
+	}
+	bar := p.AddBar(max(total, 0),
+		mpb.PrependDecorators(decor.Name(barName(name), decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(counters, decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)))
+	pr := &Progress{p: p, bar: bar}
+	if ProgressDelay <= 0 {
+		close(delay) // drawn at once: what tests ask for
+	} else {
+		pr.timer = time.AfterFunc(ProgressDelay, func() { close(delay) })
+	}
+	return pr
+}
+
+// maxBarName is the widest a bar's name is drawn, in columns: a long
+// reference would otherwise push the counters off an 80-column line.
+const maxBarName = 32
+
+// barName makes name safe for the terminal and at most maxBarName columns
+// wide, keeping its verb and the end of what follows (a reference's
+// repository and tag say more than its registry).
+func barName(name string) string {
+	name = terminal.Safe(name)
+	if runewidth.StringWidth(name) <= maxBarName {
+		return name
+	}
+	verb, rest, _ := strings.Cut(name, " ")
+	keep := maxBarName - runewidth.StringWidth(verb) - 2 // the space and "…"
+	if keep < 8 {
+		return runewidth.Truncate(name, maxBarName, "…")
+	}
+	r := []rune(rest)
+	i := len(r)
+	for w := 0; i > 0 && w+runewidth.RuneWidth(r[i-1]) <= keep; i-- {
+		w += runewidth.RuneWidth(r[i-1])
+	}
+	return verb + " …" + string(r[i:])
+}
+
+// reader counts what is read through r.
+func (pr *Progress) reader(r io.Reader) io.Reader {
+	if pr.bar == nil {
+		return r
+	}
+	rc, err := pr.bar.ProxyReader(r)
+	if err != nil {
+		return r
+	}
+	return rc
+}
+
+// setTotal makes the bar's total n units.
+func (pr *Progress) setTotal(n int64) {
+	if pr.bar != nil {
+		pr.bar.SetTotal(n, false)
+	}
+}
+
+// add counts n more units done.
+func (pr *Progress) add(n int) {
+	if pr.bar != nil {
+		pr.bar.IncrBy(n)
+	}
+}
+
+// Done ends the bar: completed if it was drawn, removed without a trace if
+// the operation ended before it showed.
+func (pr *Progress) Done() {
+	if pr.bar == nil {
+		return
+	}
+	pr.once.Do(func() {
+		if pr.timer != nil && pr.timer.Stop() {
+			pr.bar.Abort(true) // never shown: leave no line behind
+		} else {
+			pr.bar.SetTotal(-1, true)
+		}
+		pr.p.Wait()
+	})
+}
+
+// transferTimeout bounds one registry request of a client that shows its
+// transfers, as distribution's default client does.
+const transferTimeout = 5 * time.Minute
+
+// canDraw reports whether cmd may draw progress: not with --json, and
+// only on a terminal.
+func canDraw(cmd *cobra.Command) bool {
+	return !jsonRequested(cmd) && StderrIsTerminal(cmd.ErrOrStderr())
+}
+
+// progressClient is the HTTP client of a registry verb that transfers an
+// archive: it shows artifact downloads and publish uploads as progress
+// bars named name. It is nil, distribution's default, where no bar can
+// draw (--json, stderr not a terminal).
+func progressClient(cmd *cobra.Command, name string) *http.Client {
+	if !canDraw(cmd) {
+		return nil
+	}
+	return &http.Client{Timeout: transferTimeout, Transport: &progressTransport{cmd: cmd, name: name}}
+}
+
+// ociProgressClient is progressClient for an OCI registry verb (push,
+// pull): blob uploads and downloads show as bars, and transient failures
+// are retried as oras-go's default client retries them. Nil where no bar
+// can draw.
+func ociProgressClient(cmd *cobra.Command, name string) *http.Client {
+	if !canDraw(cmd) {
+		return nil
+	}
+	return &http.Client{Transport: retry.NewTransport(&progressTransport{cmd: cmd, name: name})}
+}
+
+// progressTransport draws a bar for the body of an upload to /publish or
+// of an OCI blob, and of a download from /artifacts/ or of an OCI blob:
+// the requests whose size is an archive's. Small transfers end before a
+// bar would show. Transfers under way at once (push sends config and
+// layer together, pull fetches them together) share one bar, counting
+// their bytes together, so that no two bars draw over each other.
+type progressTransport struct {
+	cmd  *cobra.Command
+	name string
+
+	mu    sync.Mutex
+	bar   *Progress // of the transfers under way; nil between them
+	open  int       // transfers counted on bar and not yet closed
+	total int64     // their sizes added up; -1 when one is unknown
+}
+
+func (t *progressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	path := req.URL.Path
+	if req.Body != nil && (strings.HasSuffix(path, "/publish") || strings.Contains(path, "/blobs/uploads/")) {
+		p := t.start(req.ContentLength)
+		body := req.Body
+		req = req.Clone(req.Context())
+		req.Body = progressBody{Reader: p.reader(body), body: body, end: t.end, once: new(sync.Once)}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !(strings.Contains(path, "/artifacts/") || strings.Contains(path, "/blobs/sha256:")) {
+		return resp, err
+	}
+	p := t.start(resp.ContentLength)
+	resp.Body = progressBody{Reader: p.reader(resp.Body), body: resp.Body, end: t.end, once: new(sync.Once)}
+	return resp, nil
+}
+
+// start counts a transfer of size bytes (negative: unknown) on the bar of
+// the transfers under way, starting one if there is none. The bar's total
+// is only ever set, never given at the start: a bar started with a total
+// completes itself when that much is read, before the other transfers.
+func (t *progressTransport) start(size int64) *Progress {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bar == nil {
+		t.bar, t.total = StartProgress(t.cmd, t.name, 0, true), 0
+	}
+	t.open++
+	if t.total >= 0 && size >= 0 {
+		t.total += size
+		t.bar.setTotal(t.total)
+	} else {
+		t.total = -1
+	}
+	return t.bar
+}
+
+// end ends a transfer; the last one under way ends the bar.
+func (t *progressTransport) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open--; t.open == 0 {
+		t.bar.Done()
+		t.bar = nil
+	}
+}
+
+// progressBody is a request or response body counted by a bar; closing
+// it ends its transfer.
+type progressBody struct {
+	io.Reader
+	body io.Closer
+	end  func()
+	once *sync.Once
+}
+
+func (b progressBody) Close() error {
+	b.once.Do(b.end)
+	return b.body.Close()
+}
+
+// Count is an install.Progress: it moves a count bar to done of total and
+// ends it at the last plugin, before the verb asks for consent or prints.
+func (pr *Progress) Count(done, total int) {
+	if pr.bar == nil {
+		return
+	}
+	pr.bar.SetTotal(int64(total), false)
+	pr.bar.SetCurrent(int64(done))
+	if done >= total {
+		pr.Done()
+	}
+}

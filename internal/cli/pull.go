@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/terminal"
+	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
+)
+
+func init() { verbs = append(verbs, newPullCmd) }
+
+// pullResult is pull's --json document.
+type pullResult struct {
+	Reference string `json:"reference"`
+	Digest    string `json:"digest"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Path      string `json:"path"`
+	Files     int    `json:"files"`
+	// Diagnostics are the loaded plugin's (warnings, or errors a pull
+	// does not refuse).
+	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
+}
+
+func newPullCmd() *cobra.Command {
+	f := OCIFlags{bar: "pull"}
+	cmd := &cobra.Command{
+		Use:   "pull REF DIR",
+		Short: "Fetch a plugin from an OCI registry or layout into a new directory",
+		Long: `Pull resolves REF (oci://REGISTRY/REPOSITORY[:TAG][@DIGEST] or
+oci-layout:PATH[:TAG][@DIGEST], PATH a layout directory or tar), checks the
+artifact against the plugin profile before using it (manifest, config and
+layer types, sizes and digests against their descriptors, limits, the
+config against plugin.json, every layer entry under NAME/), unpacks and
+validates the plugin in memory, and writes it without the NAME/ folder into
+a temporary sibling of DIR (as the layer is unpacked), renamed into place
+once the plugin is accepted. DIR must not exist or be an empty directory;
+on any refusal the sibling is removed and DIR left as it was.
+
+A layout that lists several plugins is read only by digest. Registries are
+reached over HTTPS (--plain-http for HTTP) with the credentials of the
+Docker config.
+
+Exit status: 0 pulled, 1 refused (not a plugin, digest or size lie, limit,
+rejected plugin, registry refusal), 2 usage, network or I/O error.`,
+		Example: `  plugkit pull oci://ghcr.io/acme/release-notes:1.2.0 ./release-notes
+  plugkit pull oci://127.0.0.1:5000/plugins/release-notes@sha256:a81d...b4 ./rn --plain-http --json
+  plugkit pull oci-layout:airgap.tar:1.2.0 ./release-notes`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref, err := ParseOCIRef(args[0], "reference")
+			if err != nil {
+				return err
+			}
+			if err := snapshot.CheckNewDir(args[1]); err != nil {
+				return Usage(err)
+			}
+			remote, err := f.Remote()
+			if err != nil {
+				return err
+			}
+			src, err := source.Parse(args[0], source.ParseOptions{})
+			if err != nil {
+				return Usage(err)
+			}
+			// Files are written while the layer is unpacked, and removed
+			// if the plugin is then refused.
+			out := &newDir{path: args[1]}
+			defer out.abort()
+			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote, OnFile: out.write})
+			if err != nil {
+				return Explain(cmd, OCIFailure(ref, err))
+			}
+			if err := out.commit(); err != nil {
+				return Usage(err)
+			}
+			res := pullResult{Reference: ref.String(), Digest: p.Identity, Name: p.Package.Name, Version: p.Package.Version,
+				Path: args[1], Files: len(p.Package.Snapshot.Files), Diagnostics: nonNil(p.Package.Diagnostics)}
+			return Output(cmd, f.JSON, res, func(w io.Writer) {
+				printDiagnostics(w, res.Diagnostics)
+				fmt.Fprintf(w, "pulled %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", terminal.Safe(res.Name), terminal.Safe(res.Version), res.Digest, res.Files, terminal.Safe(res.Path))
+			})
+		},
+	}
+	f.Register(cmd)
+	return cmd
+}

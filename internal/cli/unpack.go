@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
+)
+
+func init() { verbs = append(verbs, newUnpackCmd) }
+
+func newUnpackCmd() *cobra.Command {
+	var root string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "unpack FILE DIR",
+		Short: "Check an archive and extract it into a new directory",
+		Long: `Unpack reads the archive FILE in memory, refusing anything but regular files
+and directories and any malformed or ambiguous header (see package archive),
+within the default limits. It writes the files into a temporary sibling of
+DIR as they are checked and, once the whole archive is accepted, flushes
+them to disk and renames the sibling to DIR; on a refusal the sibling is
+removed. DIR is either left as it was or complete and durable. Files are
+written 0755 when the archive gives them an execute bit and 0644 otherwise,
+whatever the archive says and whatever the umask, so no file is group- or
+world-writable. DIR must not exist or be an empty directory; its parent
+must exist. --root requires every entry under that folder and strips it.
+
+Exit status: 0 extracted, 1 the archive is refused, 2 usage or I/O error
+(DIR not empty included).`,
+		Example: `  plugkit unpack demo-1.0.0.tar.gz ./demo
+  plugkit unpack layer.tar.gz ./demo --root demo --json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUnpack(cmd, args[0], args[1], root, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "", "folder every entry must be under; it is stripped")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func runUnpack(cmd *cobra.Command, file, dir, root string, asJSON bool) error {
+	if err := snapshot.CheckNewDir(dir); err != nil {
+		return Usage(err)
+	}
+	b, err := readArchiveFile(file)
+	if errors.Is(err, snapshot.ErrLimit) {
+		return Failed(err)
+	} else if err != nil {
+		return Usage(err)
+	}
+	// The digest is computed on the second CPU while the first inflates,
+	// checks and writes.
+	digest := make(chan string, 1)
+	go func() { digest <- archive.Digest(b) }()
+	// Files are written while the archive is still inflated and checked.
+	out := &newDir{path: dir}
+	defer out.abort()
+	snap, err := archive.Unpack(b, archive.UnpackOptions{Root: root, OnFile: out.write})
+	if err != nil {
+		return Failed(source.ArchiveFileError(file, err))
+	}
+	if err := out.commit(); err != nil {
+		return Usage(err)
+	}
+	res := struct {
+		Digest string `json:"digest"`
+		Size   int    `json:"size"`
+		Path   string `json:"path"`
+		Files  int    `json:"files"`
+		Bytes  int64  `json:"bytes"`
+	}{<-digest, len(b), dir, len(snap.Files), snap.Size()}
+	return Output(cmd, asJSON, res, func(w io.Writer) {
+		Printf(w, "digest: %s\nfiles:  %d (%d bytes)\npath:   %s\n", res.Digest, res.Files, res.Bytes, res.Path)
+	})
+}
