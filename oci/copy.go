@@ -58,7 +58,7 @@ func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispe
 	var mu sync.Mutex
 	var found []ocispec.Descriptor
 	opts := oras.ExtendedCopyGraphOptions{
-		CopyGraphOptions: oras.CopyGraphOptions{PreCopy: preCopy},
+		CopyGraphOptions: oras.CopyGraphOptions{PreCopy: preCopy, FindSuccessors: successorsIn(src)},
 		FindPredecessors: func(ctx context.Context, s content.ReadOnlyGraphStorage, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 			refs, err := referrersOf(ctx, s, desc)
 			mu.Lock()
@@ -91,12 +91,8 @@ func referrersOf(ctx context.Context, src content.ReadOnlyGraphStorage, desc oci
 		if err != nil {
 			return nil, fmt.Errorf("referrer %s: %w", p.Digest, err)
 		}
-		var m struct {
-			ArtifactType string              `json:"artifactType"`
-			Config       ocispec.Descriptor  `json:"config"`
-			Subject      *ocispec.Descriptor `json:"subject"`
-		}
-		if strictJSON(b, &m) != nil || m.Subject == nil || m.Subject.Digest != desc.Digest {
+		var m referrerDoc
+		if strictDecode(heldManifest(src, p.Digest), b, &m, (*manifestFields).referrerDoc) != nil || m.Subject == nil || m.Subject.Digest != desc.Digest {
 			continue
 		}
 		if p.ArtifactType == "" { // as the referrers API reports it

@@ -12,10 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
@@ -101,23 +101,26 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 
 // copyAll copies the items into st, as many at once as there are CPUs:
 // with Check, unpacking and loading each plugin is most of an export's
-// work; without, from a registry, each blob is a round trip. After a
-// failure the error returned is that of the first item, in the order
-// given, among those that failed.
+// work; without, from a registry, each blob is a round trip. One
+// goroutine per CPU takes the items in turn: one per item grew a new
+// stack through the JSON decoder each time (8% of an export's CPU time).
+// After a failure the error returned is that of the first item, in the
+// order given, among those that failed.
 func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, it := range items {
-		g.Go(func() error {
-			if copied[i], errs[i] = exportOne(ctx, it, st, opts); errs[i] != nil {
-				errs[i] = fmt.Errorf("%s: %w", it.Selector, errs[i])
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				if copied[i], errs[i] = exportOne(ctx, items[i], st, opts); errs[i] != nil {
+					errs[i] = fmt.Errorf("%s: %w", items[i].Selector, errs[i])
+				}
 			}
-			return nil
 		})
 	}
-	g.Wait()
+	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -378,7 +381,9 @@ func (s stageFrom) add(ctx context.Context, desc ocispec.Descriptor, limit int64
 }
 
 // later stages a blob of the local source to be read when the tar is
-// written; one already staged is errdef.ErrAlreadyExists.
+// written; one already staged is errdef.ErrAlreadyExists. A manifest the
+// layout holds, checked against its digest when the layout was opened, is
+// staged from memory when its size matches.
 func (s stageFrom) later(desc ocispec.Descriptor) error {
 	if _, err := blobName(desc.Digest); err != nil {
 		return err
@@ -386,12 +391,16 @@ func (s stageFrom) later(desc ocispec.Descriptor) error {
 	if desc.Size < 0 {
 		return fmt.Errorf("%w: %s: negative size %d", ErrDescriptor, desc.Digest, desc.Size)
 	}
+	b := stagedBlob{src: s.src, desc: desc, size: desc.Size}
+	if m := heldManifest(s.src, desc.Digest); m != nil && int64(len(m.raw)) == desc.Size {
+		b = stagedBlob{data: m.raw, size: desc.Size}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.absent(desc); err != nil {
 		return err
 	}
-	s.blobs[desc.Digest] = stagedBlob{src: s.src, desc: desc, size: desc.Size}
+	s.blobs[desc.Digest] = b
 	return nil
 }
 

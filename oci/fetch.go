@@ -15,10 +15,18 @@ import (
 // fetchVerified reads the content desc describes, refusing before it is
 // read a size over limit (named limitName), and after it is read any size
 // or digest other than the descriptor's. It reads at most desc.Size+1
-// bytes, whatever the source sends.
+// bytes, whatever the source sends. A manifest a layout holds decoded
+// (checked against its digest when the layout was opened) is neither
+// read nor hashed again; the caller shares its bytes, read-only.
 func fetchVerified(ctx context.Context, src content.Fetcher, desc ocispec.Descriptor, limit int64, limitName string) ([]byte, error) {
 	if err := checkDescriptor(desc, limit, limitName); err != nil {
 		return nil, err
+	}
+	if m := heldManifest(src, desc.Digest); m != nil {
+		if int64(len(m.raw)) != desc.Size {
+			return nil, sizeLie(desc, int64(len(m.raw)))
+		}
+		return m.raw, nil
 	}
 	rc, err := src.Fetch(ctx, desc)
 	if err != nil {

@@ -86,6 +86,15 @@ func (l *Layout) Resolve(ctx context.Context, ref string) (ocispec.Descriptor, e
 	return l.store().Resolve(ctx, ref)
 }
 
+// manifest is the manifest d decoded, when the layout is open for reading
+// and holds it.
+func (l *Layout) manifest(d digest.Digest) *layoutManifest {
+	if l.ro == nil {
+		return nil
+	}
+	return l.ro.manifest(d)
+}
+
 // Predecessors lists the manifests index.json lists that refer to desc.
 func (l *Layout) Predecessors(ctx context.Context, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 	return l.store().Predecessors(ctx, desc)
@@ -146,7 +155,7 @@ func (l *Layout) candidates(ctx context.Context) ([]ocispec.Descriptor, error) {
 				return nil, fmt.Errorf("OCI layout %s: %w", l.path, err)
 			}
 			var m manifestDoc
-			if strictJSON(b, &m) != nil {
+			if strictDecode(l.manifest(d.Digest), b, &m, (*manifestFields).manifestDoc) != nil {
 				continue // not a manifest at all: not a candidate
 			}
 			at = m.ArtifactType

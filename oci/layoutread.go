@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -31,7 +32,7 @@ import (
 type layoutReader struct {
 	files     layoutFiles
 	index     ocispec.Index
-	manifests map[digest.Digest][]byte // verified against their descriptors
+	manifests map[digest.Digest]*layoutManifest
 	// refs maps each ref name and each listed digest to its index entry;
 	// the last entry wins, as in oras-go. A digest resolves to the plain
 	// descriptor.
@@ -68,7 +69,7 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 		return nil, err
 	}
 	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{},
-		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest][]byte{}}
+		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest]*layoutManifest{}}
 	for _, d := range idx.Manifests {
 		r.refs[d.Digest.String()] = d
 		if name := d.Annotations[annotationRefName]; name != "" {
@@ -139,10 +140,28 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 }
 
 // addManifest keeps b, the verified content of the manifest or index
-// node, records node as a predecessor of every descriptor it lists
-// (subject, config, layers, manifests, blobs), and returns those.
+// node, decoded, records node as a predecessor of every descriptor it
+// lists (subject, config, layers, manifests, blobs), and returns those.
 func (r *layoutReader) addManifest(node ocispec.Descriptor, b []byte) []ocispec.Descriptor {
-	r.manifests[node.Digest] = b
+	m := newLayoutManifest(b)
+	r.manifests[node.Digest] = m
+	succ, ok := m.graphSuccessors()
+	if !ok {
+		succ = listedIn(b)
+	}
+	for _, s := range succ {
+		if e := [2]digest.Digest{s.Digest, node.Digest}; !r.edges[e] {
+			r.edges[e] = true
+			r.preds[s.Digest] = append(r.preds[s.Digest], plain(node))
+		}
+	}
+	return succ
+}
+
+// listedIn decodes the descriptors the manifest or index b lists
+// (subject, config, layers, manifests, blobs): none when it does not
+// decode.
+func listedIn(b []byte) []ocispec.Descriptor {
 	var doc struct {
 		Subject                  *ocispec.Descriptor
 		Config                   ocispec.Descriptor
@@ -157,12 +176,6 @@ func (r *layoutReader) addManifest(node ocispec.Descriptor, b []byte) []ocispec.
 	}
 	if doc.Subject != nil {
 		succ = append(succ, *doc.Subject)
-	}
-	for _, s := range succ {
-		if e := [2]digest.Digest{s.Digest, node.Digest}; !r.edges[e] {
-			r.edges[e] = true
-			r.preds[s.Digest] = append(r.preds[s.Digest], plain(node))
-		}
 	}
 	return succ
 }
@@ -185,8 +198,8 @@ func blobName(d digest.Digest) (string, error) {
 
 // Fetch opens the blob desc names.
 func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
-	if b, ok := r.manifests[desc.Digest]; ok {
-		return io.NopCloser(bytes.NewReader(b)), nil
+	if m, ok := r.manifests[desc.Digest]; ok {
+		return io.NopCloser(bytes.NewReader(m.raw)), nil
 	}
 	name, err := blobName(desc.Digest)
 	if err != nil {
@@ -198,6 +211,9 @@ func (r *layoutReader) Fetch(_ context.Context, desc ocispec.Descriptor) (io.Rea
 	}
 	return f, err
 }
+
+// manifest is the manifest or index d, decoded, if the layout holds it.
+func (r *layoutReader) manifest(d digest.Digest) *layoutManifest { return r.manifests[d] }
 
 // Exists reports whether the layout holds the blob desc names.
 func (r *layoutReader) Exists(_ context.Context, desc ocispec.Descriptor) (bool, error) {
@@ -242,11 +258,15 @@ func (r *layoutReader) Predecessors(_ context.Context, desc ocispec.Descriptor) 
 type dirFiles string
 
 func (d dirFiles) open(name string) (io.ReadCloser, error) {
-	// A named pipe would block the reader: only regular files are blobs.
+	// A named pipe would block the reader, a device have effects: only
+	// regular files are blobs, and only they are opened. O_NONBLOCK does
+	// nothing to a regular file, and spares os.Open's four fcntl calls,
+	// which set and clear it around an epoll registration that regular
+	// files refuse (a third of the system calls of an export).
 	if _, err := d.size(name); err != nil {
 		return nil, err
 	}
-	return os.Open(filepath.Join(string(d), filepath.FromSlash(name)))
+	return os.OpenFile(filepath.Join(string(d), filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 func (d dirFiles) size(name string) (int64, error) {

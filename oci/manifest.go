@@ -26,13 +26,19 @@ func strictJSON(src []byte, v any) error {
 // manifestDoc is what the profile reads of a manifest, mediaType and
 // artifactType as written (not defaulted).
 type manifestDoc struct {
+	manifestHead
+	Manifests   json.RawMessage   `json:"manifests"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// manifestHead are the members of a manifest every reader of one decodes
+// the same way (manifestDoc, and a layout's manifestFields).
+type manifestHead struct {
 	SchemaVersion int                  `json:"schemaVersion"`
 	MediaType     string               `json:"mediaType"`
 	ArtifactType  string               `json:"artifactType"`
 	Config        ocispec.Descriptor   `json:"config"`
 	Layers        []ocispec.Descriptor `json:"layers"`
-	Manifests     json.RawMessage      `json:"manifests"`
-	Annotations   map[string]string    `json:"annotations"`
 }
 
 // isIndexType reports whether a media type is an image index or a Docker
@@ -56,9 +62,13 @@ func checkManifestType(mt string) error {
 // parseManifest checks a manifest against the profile: media type,
 // artifactType, config type, one layer of the layer type, and the sizes the
 // limits allow.
-func parseManifest(b []byte) (*manifestDoc, error) {
+func parseManifest(b []byte) (*manifestDoc, error) { return parseHeldManifest(nil, b) }
+
+// parseHeldManifest is parseManifest of b, from its decoded form when held
+// (the same content, held by a layout) is not nil.
+func parseHeldManifest(held *layoutManifest, b []byte) (*manifestDoc, error) {
 	var m manifestDoc
-	if err := strictJSON(b, &m); err != nil {
+	if err := strictDecode(held, b, &m, (*manifestFields).manifestDoc); err != nil {
 		return nil, fmt.Errorf("%w: manifest: %v", ErrNotPlugin, err)
 	}
 	switch {

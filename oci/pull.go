@@ -103,7 +103,7 @@ func readManifest(ctx context.Context, manifests content.Fetcher, desc ocispec.D
 	if err != nil {
 		return nil, err
 	}
-	m, err := parseManifest(mb)
+	m, err := parseHeldManifest(heldManifest(manifests, desc.Digest), mb)
 	if err != nil {
 		return nil, fmt.Errorf("%s %w", desc.Digest, err)
 	}

@@ -22,7 +22,18 @@ type File struct {
 	path string
 	perm os.FileMode
 	done bool
+	// written and flushed count the bytes Write wrote and those whose
+	// writeback it started.
+	written, flushed int64
 }
+
+// writeBehind is how many bytes Write lets pile up before it starts their
+// writeback: the disk then writes a large file while the rest of it is
+// being made, instead of all of it during the sync in Commit, which still
+// waits for every byte. plugkit export of a 22 MB tar: best of 41 runs 99
+// and 105 ms against 110 and 114 ms without, in two alternating series.
+// Small files never reach it.
+const writeBehind = 1 << 20
 
 // Create starts writing path (with permissions perm once committed) into a
 // temporary sibling named .BASE.tmp-*.
@@ -39,6 +50,10 @@ func (f *File) Write(b []byte) (int, error) {
 	n, err := f.File.Write(b)
 	if err != nil {
 		err = pathError("write", f.path, err)
+	}
+	if f.written += int64(n); f.written-f.flushed >= writeBehind {
+		startWriteback(f.File, f.flushed, f.written-f.flushed)
+		f.flushed = f.written
 	}
 	return n, err
 }
