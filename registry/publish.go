@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -14,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/registry/blobs"
 	"github.com/plugkit/plugkit/registry/store"
 )
 
@@ -69,29 +71,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer os.Remove(spool)
 
-	select {
-	case s.publishing <- struct{}{}:
-		defer func() { <-s.publishing }()
-	case <-r.Context().Done():
-		return r.Context().Err()
-	}
-	body, err := os.ReadFile(spool)
-	if err != nil {
-		return err
-	}
-	rel, name, err := s.check(body)
-	if err != nil {
-		return err
-	}
-	// Refuse what the commit would refuse before writing a blob nobody
-	// will use; the commit checks again, atomically.
-	if err := s.mayPublish(r, by, rel); err != nil {
-		return err
-	}
-	stored, created, err := s.commit(r, store.NewRelease{
-		Release: rel, Name: name, Channel: channel, By: by,
-		MaxReleases: s.cfg.MaxReleasesPerPlugin, MaxChannels: s.cfg.MaxChannelsPerPlugin,
-	}, body)
+	stored, created, err := s.commit(r, by, channel, spool)
 	if err != nil {
 		return err
 	}
@@ -123,15 +103,43 @@ func (s *Server) mayPublish(r *http.Request, by store.Actor, rel distribution.Re
 	return nil
 }
 
-// commit writes the blob and then records the release. The collector
-// cannot run between the two in this process; across processes its grace
-// period and the blob store's touch-on-Put protect the blob.
-func (s *Server) commit(r *http.Request, nr store.NewRelease, body []byte) (distribution.Release, bool, error) {
-	s.gcLock.RLock()
-	defer s.gcLock.RUnlock()
-	if err := s.blobs.Put(r.Context(), nr.Release.ArtifactDigest, body); err != nil {
+// commit checks the spooled archive, writes its blob and records the
+// release.
+//
+// The archive is read, unpacked and checked, and its blob written, under
+// one of the few publish slots, since each holds the archive and its files
+// in memory. The slot is given back before the release is recorded: that
+// holds nothing but the release's fields, and waits mostly on the store's
+// commit (a flush to disk), which the next publishes' checks can overlap,
+// and which concurrent publishes can share (see postgres.DB.Publish).
+//
+// The collector cannot run between the blob's write and the release's
+// record in this process; across processes its grace period and the blob
+// store's touch-on-Put protect the blob.
+func (s *Server) commit(r *http.Request, by store.Actor, channel, spool string) (distribution.Release, bool, error) {
+	select {
+	case s.publishing <- struct{}{}:
+	case <-r.Context().Done():
+		return distribution.Release{}, false, r.Context().Err()
+	}
+	slot := true
+	releaseSlot := func() {
+		if slot {
+			slot = false
+			<-s.publishing
+		}
+	}
+	defer releaseSlot()
+	nr, body, err := s.load(by, channel, spool)
+	if err != nil {
 		return distribution.Release{}, false, err
 	}
+	s.gcLock.RLock()
+	defer s.gcLock.RUnlock()
+	if err := s.putBlob(r, by, nr.Release, body); err != nil {
+		return distribution.Release{}, false, err
+	}
+	releaseSlot()
 	stored, created, err := s.store.Publish(r.Context(), nr)
 	s.resolved.reset() // even on error: the outcome of a failed commit is unknown
 	if err != nil {
@@ -139,6 +147,44 @@ func (s *Server) commit(r *http.Request, nr store.NewRelease, body []byte) (dist
 	}
 	s.published.add(stored.ArtifactDigest)
 	return stored, created, nil
+}
+
+// load reads and checks the spooled archive, and returns the release to
+// record and the archive.
+func (s *Server) load(by store.Actor, channel, spool string) (store.NewRelease, []byte, error) {
+	body, err := os.ReadFile(spool)
+	if err != nil {
+		return store.NewRelease{}, nil, err
+	}
+	rel, name, err := s.check(body)
+	if err != nil {
+		return store.NewRelease{}, nil, err
+	}
+	return store.NewRelease{
+		Release: rel, Name: name, Channel: channel, By: by,
+		MaxReleases: s.cfg.MaxReleasesPerPlugin, MaxChannels: s.cfg.MaxChannelsPerPlugin,
+	}, body, nil
+}
+
+// putBlob writes the blob of rel unless the store would refuse rel.
+//
+// The store's refusals are looked for before the blob becomes visible,
+// so that a refused publish leaves no blob behind, but while its bytes
+// are written (blobs.PutIf): on PostgreSQL the look is a round trip to
+// the database, as long as writing and syncing a small blob. Where both
+// fail, the refusal is the answer, as when they ran one after the other.
+// The commit checks again, atomically.
+func (s *Server) putBlob(r *http.Request, by store.Actor, rel distribution.Release, body []byte) error {
+	verdict := make(chan error, 1)
+	go func() { verdict <- s.mayPublish(r, by, rel) }()
+	refused := sync.OnceValue(func() error { return <-verdict })
+	err := blobs.PutIf(r.Context(), s.blobs, rel.ArtifactDigest, body, refused)
+	if err != nil {
+		if rerr := refused(); rerr != nil {
+			return rerr
+		}
+	}
+	return err
 }
 
 func (s *Server) tooLarge() *apiError {

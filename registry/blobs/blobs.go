@@ -32,6 +32,30 @@ type Store interface {
 	Open(ctx context.Context, digest string) (io.ReadSeekCloser, int64, error)
 }
 
+// CondPutter is implemented by stores that can write a blob before the
+// caller has decided whether to keep it, so that the decision (a database
+// round trip, say) overlaps the write rather than preceding it.
+type CondPutter interface {
+	// PutIf is Put, except that the blob becomes visible only if keep
+	// returns nil; otherwise PutIf returns keep's error and leaves no
+	// blob that was not there before. keep is called at most once.
+	PutIf(ctx context.Context, digest string, data []byte, keep func() error) error
+}
+
+// PutIf stores data under digest, as s.Put does, if keep returns nil, and
+// returns keep's error otherwise. A store that is a CondPutter writes
+// while keep decides; any other is asked to Put only once keep has said
+// yes.
+func PutIf(ctx context.Context, s Store, digest string, data []byte, keep func() error) error {
+	if c, ok := s.(CondPutter); ok {
+		return c.PutIf(ctx, digest, data, keep)
+	}
+	if err := keep(); err != nil {
+		return err
+	}
+	return s.Put(ctx, digest, data)
+}
+
 // Info describes one stored blob.
 type Info struct {
 	Digest  string

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
@@ -21,8 +22,9 @@ type Dir struct {
 }
 
 var (
-	_ Store   = (*Dir)(nil)
-	_ Sweeper = (*Dir)(nil)
+	_ Store      = (*Dir)(nil)
+	_ Sweeper    = (*Dir)(nil)
+	_ CondPutter = (*Dir)(nil)
 )
 
 // OpenDir opens or creates a blob directory at root. Temporary files left
@@ -70,6 +72,12 @@ func (d *Dir) path(digest string) (string, error) {
 // place and fsync the directory, so that after a crash the blob is either
 // complete or absent.
 func (d *Dir) Put(ctx context.Context, digest string, data []byte) error {
+	return d.PutIf(ctx, digest, data, func() error { return nil })
+}
+
+// PutIf implements CondPutter: keep is asked once the temporary file is
+// written and synced, before the rename; a refusal removes the file.
+func (d *Dir) PutIf(ctx context.Context, digest string, data []byte, keep func() error) error {
 	final, err := d.path(digest)
 	if err != nil {
 		return err
@@ -77,13 +85,19 @@ func (d *Dir) Put(ctx context.Context, digest string, data []byte) error {
 	if archive.Digest(data) != digest {
 		return ErrDigestMismatch
 	}
+	keep = sync.OnceValue(keep)
 	// Content-addressed: the same name holds the same bytes, so an
 	// existing blob only needs to look fresh to the collector. If the
 	// collector took it away in between, Chtimes fails and the blob is
 	// written anew.
-	now := time.Now()
-	if err := os.Chtimes(final, now, now); err == nil {
-		return nil
+	if _, err := os.Lstat(final); err == nil {
+		if err := keep(); err != nil {
+			return err
+		}
+		now := time.Now()
+		if err := os.Chtimes(final, now, now); err == nil {
+			return nil
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -106,6 +120,9 @@ func (d *Dir) Put(ctx context.Context, digest string, data []byte) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := keep(); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), final); err != nil {

@@ -119,3 +119,73 @@ func TestRemoveIfOlder(t *testing.T) {
 		t.Fatalf("walk with a stray file: %d %v", len(seen), err)
 	}
 }
+
+// plainStore hides Dir's PutIf, as a store without one (S3) would.
+type plainStore struct{ Store }
+
+// TestPutIfRefusedLeavesNothing: the bytes are written and synced before
+// keep is asked, but nothing is visible until it says yes; a refusal
+// leaves neither a blob nor a temporary file, and does not touch a blob
+// that was there before. A store without PutIf is not even asked to Put.
+func TestPutIfRefusedLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpFiles := func() int {
+		entries, _ := os.ReadDir(filepath.Join(root, "tmp"))
+		return len(entries)
+	}
+	refused := errors.New("refused")
+	data := []byte("refused bytes")
+	dg := digestOf(data)
+	for _, s := range []Store{d, plainStore{d}} {
+		calls := 0
+		err := PutIf(ctx, s, dg, data, func() error {
+			calls++
+			if _, _, err := d.Open(ctx, dg); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%T: the blob is visible before keep answered: %v", s, err)
+			}
+			if _, ok := s.(*Dir); ok && tmpFiles() != 1 {
+				t.Errorf("keep was asked before the bytes were written: %d temporary files", tmpFiles())
+			}
+			return refused
+		})
+		if !errors.Is(err, refused) || calls != 1 {
+			t.Fatalf("%T: PutIf = %v after %d calls of keep, want keep's error after one", s, err, calls)
+		}
+		if _, _, err := d.Open(ctx, dg); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%T: a refused PutIf left the blob: %v", s, err)
+		}
+		if n := tmpFiles(); n != 0 {
+			t.Fatalf("%T: a refused PutIf left %d temporary files", s, n)
+		}
+	}
+
+	// Accepted, the blob is there; refused again, it stays as it was.
+	if err := PutIf(ctx, d, dg, data, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "sha256", dg[7:9], dg[7:])
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	os.Chtimes(file, old, old)
+	calls := 0
+	if err := d.PutIf(ctx, dg, data, func() error { calls++; return refused }); !errors.Is(err, refused) || calls != 1 {
+		t.Fatalf("PutIf of a stored blob, refused: %v after %d calls", err, calls)
+	}
+	if fi, err := os.Stat(file); err != nil || !fi.ModTime().Equal(old) {
+		t.Fatalf("a refused PutIf changed the stored blob: %v", err)
+	}
+	if err := d.PutIf(ctx, dg, data, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(file); !fi.ModTime().After(old) {
+		t.Fatal("an accepted PutIf of a stored blob did not refresh it for the collector")
+	}
+	// A digest that does not match is refused before keep is asked.
+	if err := d.PutIf(ctx, digestOf([]byte("other")), data, func() error { t.Error("keep asked"); return nil }); !errors.Is(err, ErrDigestMismatch) {
+		t.Fatalf("mismatch: %v", err)
+	}
+}
