@@ -13,13 +13,17 @@ loadavg
 
 # timed NAME CMD...: run CMD once, append its wall and CPU seconds (user+sys,
 # children included) to $work/NAME.wall and $work/NAME.cpu, and keep its
-# stdout and stderr in $work/NAME.out and $work/NAME.err.
+# stdout and stderr in $work/NAME.out and $work/NAME.err. The wall time is
+# taken from EPOCHREALTIME, to the microsecond: bash's time prints
+# milliseconds, a 7% step on a 14 ms unpack.
 timed() {
 	local name=$1; shift
-	local real user sys
-	{ TIMEFORMAT='%R %U %S'; time "$@" >"$work/$name.out" 2>"$work/$name.err"; } 2>"$work/time"
-	read -r real user sys <"$work/time"
-	echo "$real" >>"$work/$name.wall"
+	local start end user sys
+	start=$EPOCHREALTIME
+	{ TIMEFORMAT='%U %S'; time "$@" >"$work/$name.out" 2>"$work/$name.err"; } 2>"$work/time"
+	end=$EPOCHREALTIME
+	read -r user sys <"$work/time"
+	awk -v s="$start" -v e="$end" 'BEGIN { printf "%.6f\n", e - s }' >>"$work/$name.wall"
 	awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.4f\n", u + s }' >>"$work/$name.cpu"
 }
 
