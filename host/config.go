@@ -106,7 +106,7 @@ func LoadConfig(path string) (*Config, error) {
 // ParseConfig parses a host configuration (see Config) and resolves its
 // values: variables through lookupEnv, files relative to dir.
 func ParseConfig(b []byte, dir string, lookupEnv func(string) (string, bool)) (*Config, error) {
-	if _, err := jsontree.Parse(b, 16); err != nil {
+	if err := jsontree.Check(b, 16); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	var cf configFile

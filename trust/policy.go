@@ -158,7 +158,7 @@ func ParsePolicy(source string, data []byte, dir string, yamlDoc bool) (*Policy,
 	} else {
 		// jsontree first: it refuses duplicate names, which
 		// encoding/json would silently resolve.
-		if _, err := jsontree.Parse(data, 0); err != nil {
+		if err := jsontree.Check(data, 0); err != nil {
 			return nil, &PolicyError{Source: source, Err: err}
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
