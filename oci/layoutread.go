@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"syscall"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -291,14 +290,11 @@ type dirFiles string
 
 func (d dirFiles) open(name string) (io.ReadCloser, error) {
 	// A named pipe would block the reader, a device have effects: only
-	// regular files are blobs, and only they are opened. O_NONBLOCK does
-	// nothing to a regular file, and spares os.Open's four fcntl calls,
-	// which set and clear it around an epoll registration that regular
-	// files refuse (a third of the system calls of an export).
+	// regular files are blobs, and only they are opened (openBlob).
 	if _, err := d.size(name); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(string(d), filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openBlob(filepath.Join(string(d), filepath.FromSlash(name)))
 }
 
 func (d dirFiles) size(name string) (int64, error) {
