@@ -12,9 +12,10 @@ import (
 	"testing/iotest"
 )
 
-// A layout directory's blob is read whole, as any reader reads it; a
-// missing one is fs.ErrNotExist; a directory or a named pipe in its place
-// is refused before it is opened, and nothing blocks.
+// A layout directory's blob is read whole, as any reader reads it, and
+// sized; a link to one is followed; a missing one is fs.ErrNotExist; a
+// directory or a named pipe in its place is refused before it is opened,
+// and nothing blocks.
 func TestDirFilesOpen(t *testing.T) {
 	dir := t.TempDir()
 	want := make([]byte, 100_000)
@@ -38,6 +39,9 @@ func TestDirFilesOpen(t *testing.T) {
 	if err := f.Close(); err == nil {
 		t.Error("a second close did not fail")
 	}
+	if size, err := files.size("blob"); err != nil || size != int64(len(want)) {
+		t.Errorf("size: %d, %v; want %d", size, err, len(want))
+	}
 	if _, err := files.open("missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing blob: %v, want fs.ErrNotExist", err)
 	}
@@ -49,6 +53,13 @@ func TestDirFilesOpen(t *testing.T) {
 	}
 	if runtime.GOOS == "windows" {
 		return
+	}
+	// A symbolic link is followed, as os.Stat and os.Open follow it.
+	if err := os.Symlink("blob", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if size, err := files.size("link"); err != nil || size != int64(len(want)) {
+		t.Errorf("size through a link: %d, %v; want %d", size, err, len(want))
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)

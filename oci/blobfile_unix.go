@@ -3,6 +3,7 @@
 package oci
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"syscall"
@@ -62,4 +63,26 @@ func (f *blobFile) Close() error {
 		return &fs.PathError{Op: "close", Path: f.path, Err: err}
 	}
 	return nil
+}
+
+// regularSize is the size of the regular file at path (followed if a
+// symbolic link), named name in errors; anything else is refused. The
+// stat goes into a variable of its own, where os.Stat allocates a
+// FileInfo for each of an export's blobs.
+func regularSize(path, name string) (int64, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		break
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return 0, fmt.Errorf("%s: not a regular file", name)
+	}
+	return st.Size, nil
 }

@@ -291,21 +291,17 @@ type dirFiles string
 func (d dirFiles) open(name string) (io.ReadCloser, error) {
 	// A named pipe would block the reader, a device have effects: only
 	// regular files are blobs, and only they are opened (openBlob).
-	if _, err := d.size(name); err != nil {
+	path := d.path(name)
+	if _, err := regularSize(path, name); err != nil {
 		return nil, err
 	}
-	return openBlob(filepath.Join(string(d), filepath.FromSlash(name)))
+	return openBlob(path)
 }
 
-func (d dirFiles) size(name string) (int64, error) {
-	fi, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
-	if err != nil {
-		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s: not a regular file", name)
-	}
-	return fi.Size(), nil
+func (d dirFiles) size(name string) (int64, error) { return regularSize(d.path(name), name) }
+
+func (d dirFiles) path(name string) string {
+	return filepath.Join(string(d), filepath.FromSlash(name))
 }
 
 // tarFiles are the regular files of a layout tar: where each one's bytes
