@@ -67,8 +67,14 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 	if err != nil {
 		return nil, err
 	}
-	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{},
-		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest]*layoutManifest{}}
+	// The maps start at sizes the index announces (each manifest listed
+	// by digest and most often by name; each listing two or three blobs),
+	// so that they are not rebuilt as they grow: every table outgrown is
+	// fresh memory, and each page of it a fault. The hints stay within
+	// twice the index's entries: an index is bounded by MaxManifestBytes.
+	n := len(idx.Manifests)
+	r := &layoutReader{files: files, index: *idx, refs: make(map[string]ocispec.Descriptor, 2*n), preds: make(map[digest.Digest][]ocispec.Descriptor, n),
+		edges: make(map[[2]digest.Digest]bool, 2*n), manifests: make(map[digest.Digest]*layoutManifest, n)}
 	for _, d := range idx.Manifests {
 		r.refs[d.Digest.String()] = d
 		if name := d.Annotations[annotationRefName]; name != "" {
@@ -113,7 +119,7 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 // every CPU, then recorded in order, so that the graph and the first
 // error are those of a walk one manifest at a time.
 func (r *layoutReader) loadGraph(ctx context.Context) error {
-	read := map[digest.Digest]bool{}
+	read := make(map[digest.Digest]bool, len(r.index.Manifests))
 	level := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
 	for _, d := range r.index.Manifests {
 		level = append(level, plain(d))
