@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"syscall"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -68,8 +67,14 @@ func readLayout(ctx context.Context, files layoutFiles, where string) (*layoutRe
 	if err != nil {
 		return nil, err
 	}
-	r := &layoutReader{files: files, index: *idx, refs: map[string]ocispec.Descriptor{}, preds: map[digest.Digest][]ocispec.Descriptor{},
-		edges: map[[2]digest.Digest]bool{}, manifests: map[digest.Digest]*layoutManifest{}}
+	// The maps start at sizes the index announces (each manifest listed
+	// by digest and most often by name; each listing two or three blobs),
+	// so that they are not rebuilt as they grow: every table outgrown is
+	// fresh memory, and each page of it a fault. The hints stay within
+	// twice the index's entries: an index is bounded by MaxManifestBytes.
+	n := len(idx.Manifests)
+	r := &layoutReader{files: files, index: *idx, refs: make(map[string]ocispec.Descriptor, 2*n), preds: make(map[digest.Digest][]ocispec.Descriptor, n),
+		edges: make(map[[2]digest.Digest]bool, 2*n), manifests: make(map[digest.Digest]*layoutManifest, n)}
 	for _, d := range idx.Manifests {
 		r.refs[d.Digest.String()] = d
 		if name := d.Annotations[annotationRefName]; name != "" {
@@ -114,7 +119,7 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 // every CPU, then recorded in order, so that the graph and the first
 // error are those of a walk one manifest at a time.
 func (r *layoutReader) loadGraph(ctx context.Context) error {
-	read := map[digest.Digest]bool{}
+	read := make(map[digest.Digest]bool, len(r.index.Manifests))
 	level := make([]ocispec.Descriptor, 0, len(r.index.Manifests))
 	for _, d := range r.index.Manifests {
 		level = append(level, plain(d))
@@ -291,25 +296,18 @@ type dirFiles string
 
 func (d dirFiles) open(name string) (io.ReadCloser, error) {
 	// A named pipe would block the reader, a device have effects: only
-	// regular files are blobs, and only they are opened. O_NONBLOCK does
-	// nothing to a regular file, and spares os.Open's four fcntl calls,
-	// which set and clear it around an epoll registration that regular
-	// files refuse (a third of the system calls of an export).
-	if _, err := d.size(name); err != nil {
+	// regular files are blobs, and only they are opened (openBlob).
+	path := d.path(name)
+	if _, err := regularSize(path, name); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(string(d), filepath.FromSlash(name)), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openBlob(path)
 }
 
-func (d dirFiles) size(name string) (int64, error) {
-	fi, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
-	if err != nil {
-		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s: not a regular file", name)
-	}
-	return fi.Size(), nil
+func (d dirFiles) size(name string) (int64, error) { return regularSize(d.path(name), name) }
+
+func (d dirFiles) path(name string) string {
+	return filepath.Join(string(d), filepath.FromSlash(name))
 }
 
 // tarFiles are the regular files of a layout tar: where each one's bytes
