@@ -86,6 +86,12 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 			t.Fatalf("B answered from its cache while the feed was down: %v", err)
 		}
 	}
+	if n := testutil.ToFloat64(b.metrics.feedLosses); n != 1 {
+		t.Fatalf("plugkit_change_feed_losses_total = %v after one loss", n)
+	}
+	if n := testutil.ToFloat64(b.metrics.resolveBypass()); n != 3 {
+		t.Fatalf("plugkit_cache_bypasses_total{cache=\"resolve\"} = %v after 3 resolves with the feed down", n)
+	}
 	if _, err := ca.Yank(ctx, "feed@1.0.0", false); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	exec(`ALTER DATABASE ` + dbName + ` ALLOW_CONNECTIONS true`)
 	eventually(t, "B's feed up again", feedUp(b, true))
 	cb.Resolve(ctx, q)
-	if _, _, hit := b.resolved.get(distribution.ResolveQuery{PluginID: "feed", Channel: distribution.DefaultChannel}); !hit {
+	if _, hit := b.resolved.get(distribution.ResolveQuery{PluginID: "feed", Channel: distribution.DefaultChannel}); !hit {
 		t.Fatal("B does not cache once the feed is back")
 	}
 	if _, err := ca.Yank(ctx, "feed@1.0.0", true); err != nil {

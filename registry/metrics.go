@@ -25,12 +25,14 @@ type promMetrics struct {
 	cache         *prometheus.CounterVec
 	invalidations *prometheus.CounterVec
 	feedUp        prometheus.Gauge
+	feedLosses    prometheus.Counter
+	bypasses      *prometheus.CounterVec
 
-	// resolveHit and resolveMiss return the resolve cache's children of
-	// cache, looked up once, at the first lookup that counts in them (so
-	// that, as with WithLabelValues, a series appears when it is first
-	// counted in).
-	resolveHit, resolveMiss func() prometheus.Counter
+	// resolveHit, resolveMiss and resolveBypass return the resolve
+	// cache's children of cache and bypasses, looked up once, at the first
+	// lookup that counts in them (so that, as with WithLabelValues, a
+	// series appears when it is first counted in).
+	resolveHit, resolveMiss, resolveBypass func() prometheus.Counter
 	// byLabels keeps the children of requests and duration of each label
 	// set seen: WithLabelValues checks and hashes every label value on
 	// each call, which the requests to a server repeat. The label sets
@@ -82,14 +84,23 @@ func newMetrics(feed bool) *promMetrics {
 			Name: "plugkit_change_feed_up",
 			Help: "1 while the database change feed (LISTEN) is connected; caches are bypassed while it is 0.",
 		}),
+		feedLosses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "plugkit_change_feed_losses_total",
+			Help: "Times the database change feed (LISTEN) was lost: the caches were emptied and bypassed until it was back.",
+		}),
+		bypasses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "plugkit_cache_bypasses_total",
+			Help: "Cache lookups answered from the database because the change feed was down (counted as misses too).",
+		}, []string{"cache"}),
 	}
 	m.resolveHit = sync.OnceValue(func() prometheus.Counter { return m.cache.WithLabelValues("resolve", "hit") })
 	m.resolveMiss = sync.OnceValue(func() prometheus.Counter { return m.cache.WithLabelValues("resolve", "miss") })
+	m.resolveBypass = sync.OnceValue(func() prometheus.Counter { return m.bypasses.WithLabelValues("resolve") })
 	m.byLabels = map[requestLabels]requestMetrics{}
 	m.reg.MustRegister(m.requests, m.duration, m.publishes, m.cache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if feed {
-		m.reg.MustRegister(m.invalidations, m.feedUp)
+		m.reg.MustRegister(m.invalidations, m.feedUp, m.feedLosses, m.bypasses)
 	}
 	return m
 }
@@ -129,11 +140,16 @@ func knownMethod(m string) bool {
 	return false
 }
 
-// resolveLookup counts a lookup of the resolve cache.
-func (m *promMetrics) resolveLookup(hit bool) {
-	if hit {
+// resolveLookup counts a lookup of the resolve cache; a bypass is a miss
+// too, as before bypasses were counted on their own.
+func (m *promMetrics) resolveLookup(how lookup) {
+	switch how {
+	case lookupHit:
 		m.resolveHit().Inc()
-	} else {
+	case lookupBypass:
+		m.resolveBypass().Inc()
+		m.resolveMiss().Inc()
+	default:
 		m.resolveMiss().Inc()
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
@@ -164,35 +163,5 @@ func TestDatabaseTokens(t *testing.T) {
 	}
 	if _, err := client(ts.URL, secret).Publish(ctx, pluginArchive(t, "dbt", "3.0.0", nil), ""); status(err) != 401 {
 		t.Fatalf("a revoked token publishes: %v", err)
-	}
-}
-
-// TestMemoGenerations: an answer read before a reset is not cached after
-// it, and a bypassed cache keeps nothing.
-func TestMemoGenerations(t *testing.T) {
-	c := newMemo[string, int](time.Hour)
-	_, gen, ok := c.get("k")
-	if ok {
-		t.Fatal("hit in an empty cache")
-	}
-	c.reset() // a write lands while the miss is answered from the store
-	c.put("k", 1, gen)
-	if _, _, ok := c.get("k"); ok {
-		t.Fatal("an answer read before a reset was cached")
-	}
-	_, gen, _ = c.get("k")
-	c.put("k", 2, gen)
-	if v, _, ok := c.get("k"); !ok || v != 2 {
-		t.Fatalf("get after put: %v %v", v, ok)
-	}
-	c.bypass(true)
-	if _, _, ok := c.get("k"); ok {
-		t.Fatal("a bypassed cache answered")
-	}
-	_, gen, _ = c.get("k")
-	c.put("k", 3, gen)
-	c.bypass(false)
-	if _, _, ok := c.get("k"); ok {
-		t.Fatal("a bypassed cache kept an answer")
 	}
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -161,35 +162,37 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, gen, hit := s.resolved.get(q)
-	s.metrics.resolveLookup(hit)
-	if hit {
-		writeJSONBytes(w, http.StatusOK, b)
-		return nil
+	b, how, err := s.resolved.load(r.Context(), q, func(ctx context.Context) ([]byte, error) {
+		return s.readResolve(ctx, q)
+	})
+	s.metrics.resolveLookup(how)
+	if err != nil {
+		return err
 	}
+	writeJSONBytes(w, http.StatusOK, b)
+	return nil
+}
+
+// readResolve reads the answer of q from the store and encodes it.
+func (s *Server) readResolve(ctx context.Context, q distribution.ResolveQuery) ([]byte, error) {
 	var rel distribution.Release
+	var err error
 	if q.ReleaseID != "" {
-		rel, err = s.store.Release(r.Context(), q.ReleaseID)
+		rel, err = s.store.Release(ctx, q.ReleaseID)
 		if err == nil && q.PluginID != "" && rel.PluginID != q.PluginID {
 			err = store.ErrNotFound
 		}
 	} else {
-		rel, err = s.store.Channel(r.Context(), q.PluginID, q.Channel)
+		rel, err = s.store.Channel(ctx, q.PluginID, q.Channel)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		if q.ReleaseID != "" {
-			return notFound("no release " + q.ReleaseID)
+			return nil, notFound("no release " + q.ReleaseID)
 		}
-		return notFound("no release of " + q.PluginID + " on channel " + q.Channel)
+		return nil, notFound("no release of " + q.PluginID + " on channel " + q.Channel)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, err = encodeRelease(rel)
-	if err != nil {
-		return err
-	}
-	s.resolved.put(q, b, gen)
-	writeJSONBytes(w, http.StatusOK, b)
-	return nil
+	return encodeRelease(rel)
 }

@@ -39,6 +39,7 @@ func (s *Server) watch(ctx context.Context, w store.Watcher) {
 			s.metrics.feedUp.Set(1)
 		} else {
 			s.metrics.feedUp.Set(0)
+			s.metrics.feedLosses.Inc()
 		}
 	})
 }

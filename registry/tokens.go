@@ -59,23 +59,19 @@ type tokenDB struct {
 
 // lookup returns the principal of the token whose secret hashes to sum.
 func (d *tokenDB) lookup(ctx context.Context, sum [sha256.Size]byte) (principal, error) {
-	p, gen, ok := d.cache.get(sum)
-	if ok {
-		return p, nil
-	}
-	t, err := d.store.TokenBySum(ctx, sum)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		p = principal{}
-	case err != nil:
-		return principal{}, err
-	default:
+	p, _, err := d.cache.load(ctx, sum, func(ctx context.Context) (principal, error) {
+		t, err := d.store.TokenBySum(ctx, sum)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return principal{}, nil
+		case err != nil:
+			return principal{}, err
+		}
 		r, known := roleByName[t.Role]
 		if !known {
 			return principal{}, fmt.Errorf("registry: token %s has the unknown role %q", t.ID, t.Role)
 		}
-		p = principal{role: r, identity: t.ID}
-	}
-	d.cache.put(sum, p, gen)
-	return p, nil
+		return principal{role: r, identity: t.ID}, nil
+	})
+	return p, err
 }
