@@ -24,16 +24,15 @@ type Code struct {
 	Section, Anchor string
 }
 
-var (
-	headingRe = regexp.MustCompile("^##+ (.+)$")
-	rowRe     = regexp.MustCompile("^\\| `([a-z0-9]+(?:-[a-z0-9]+)*)` \\|(.*)\\|\\s*$")
-)
-
 // DiagnosticCodes parses the code tables of diagnostics.md, in order: every
 // table row whose first cell is a code in backquotes. The meaning is the
 // last cell; a severity column, where a table has one, is folded into it
 // when it says more than "error".
 func DiagnosticCodes() []Code {
+	// Compiled here, not at package initialisation: every start of plugkit
+	// paid for them, and only a SARIF log reads the table.
+	headingRe := regexp.MustCompile("^##+ (.+)$")
+	rowRe := regexp.MustCompile("^\\| `([a-z0-9]+(?:-[a-z0-9]+)*)` \\|(.*)\\|\\s*$")
 	var codes []Code
 	section, anchor := "", ""
 	for line := range strings.SplitSeq(Diagnostics, "\n") {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { verbs = append(verbs, newCatalogCmd) }
+func init() { addVerb("catalog", newCatalogCmd) }
 
 func newCatalogCmd() *cobra.Command {
 	var rf RegistryFlags

@@ -8,7 +8,7 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { verbs = append(verbs, newChannelCmd) }
+func init() { addVerb("channel", newChannelCmd) }
 
 func newChannelCmd() *cobra.Command {
 	cmd := &cobra.Command{

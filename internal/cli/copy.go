@@ -10,7 +10,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { verbs = append(verbs, newCopyCmd) }
+func init() { addVerb("copy", newCopyCmd) }
 
 // copyResult is copy's --json document.
 type copyResult struct {

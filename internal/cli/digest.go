@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { verbs = append(verbs, newDigestCmd) }
+func init() { addVerb("digest", newDigestCmd) }
 
 func newDigestCmd() *cobra.Command {
 	var asJSON bool

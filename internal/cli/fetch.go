@@ -11,7 +11,7 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { verbs = append(verbs, newFetchCmd) }
+func init() { addVerb("fetch", newFetchCmd) }
 
 func newFetchCmd() *cobra.Command {
 	var rf RegistryFlags

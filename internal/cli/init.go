@@ -18,7 +18,7 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { verbs = append(verbs, newInitCmd) }
+func init() { addVerb("init", newInitCmd) }
 
 // The transports plugkit init can configure.
 const (

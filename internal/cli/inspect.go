@@ -14,7 +14,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newInspectCmd) }
+func init() { addVerb("inspect", newInspectCmd) }
 
 // inspectReport is the --json document of plugkit inspect. Env values and
 // header values are never shown: they may be secrets; their names are.

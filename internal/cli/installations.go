@@ -9,7 +9,7 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { verbs = append(verbs, newInstallationsCmd) }
+func init() { addVerb("installations", newInstallationsCmd) }
 
 func newInstallationsCmd() *cobra.Command {
 	var rf RegistryFlags

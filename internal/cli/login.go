@@ -16,7 +16,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { verbs = append(verbs, newLoginCmd) }
+func init() { addVerb("login", newLoginCmd) }
 
 // loginResult is login's --json document.
 type loginResult struct {

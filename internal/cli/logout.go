@@ -10,7 +10,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { verbs = append(verbs, newLogoutCmd) }
+func init() { addVerb("logout", newLogoutCmd) }
 
 func newLogoutCmd() *cobra.Command {
 	var asJSON bool

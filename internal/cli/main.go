@@ -23,14 +23,56 @@ import (
 // appends its own in an init function, so verbs stay independent.
 var verbs []func() *cobra.Command
 
+// namedVerbs are this package's verb constructors by the name of the
+// command each builds: a command line that starts with one of these names
+// builds that verb alone (see newTree).
+var namedVerbs = map[string]func() *cobra.Command{}
+
+// addVerb registers a verb of this package under its command's name.
+func addVerb(name string, verb func() *cobra.Command) {
+	namedVerbs[name] = verb
+	verbs = append(verbs, verb)
+}
+
 // Register adds the constructor of a verb that lives outside this package
 // (the verbs of plugkit-full); its file calls it in an init function, as
-// this package's verbs append to verbs.
+// this package's verbs call addVerb.
 func Register(verb func() *cobra.Command) { verbs = append(verbs, verb) }
 
 // NewRootCmd builds a fresh command tree, so that tests can run plugkit
 // in-process any number of times.
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := newRoot(stdout, stderr)
+	for _, v := range verbs {
+		root.AddCommand(v())
+	}
+	addFullStubs(root)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	refuseUnknownSubcommands(root)
+	return root
+}
+
+// newTree is the command tree that runs args: when args start with the
+// name of one of this package's verbs, the root with that verb alone
+// (constructing the other verbs and the stubs, and sorting them, was 6%
+// of the instructions of plugkit version); otherwise the whole tree, for
+// help, completion, suggestions and plugkit-full's verbs.
+// TestVerbAloneAsInTree holds the two to the same output.
+func newTree(stdout, stderr io.Writer, args []string) *cobra.Command {
+	if len(args) == 0 || namedVerbs[args[0]] == nil {
+		return NewRootCmd(stdout, stderr)
+	}
+	root := newRoot(stdout, stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+	verb := namedVerbs[args[0]]()
+	root.AddCommand(verb)
+	refuseUnknownSubcommands(verb)
+	return root
+}
+
+// newRoot is the root command, without its verbs.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "plugkit",
 		Short:         "Validate, pack, distribute and run Agent Plugins 1.0.0",
@@ -45,13 +87,6 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return Usage(err) })
-	for _, v := range verbs {
-		root.AddCommand(v())
-	}
-	addFullStubs(root)
-	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
-	refuseUnknownSubcommands(root)
 	return root
 }
 
@@ -95,7 +130,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 // design as serve does, exits as it would have).
 func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &watchWriter{w: stdout}
-	root := NewRootCmd(out, stderr)
+	root := newTree(out, stderr, args)
 	var cmd *cobra.Command
 	var err error
 	if verb := fullVerbOf(root, args); verb != "" {

@@ -9,7 +9,7 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { verbs = append(verbs, newOwnersCmd) }
+func init() { addVerb("owners", newOwnersCmd) }
 
 func newOwnersCmd() *cobra.Command {
 	cmd := &cobra.Command{

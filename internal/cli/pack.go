@@ -16,7 +16,7 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { verbs = append(verbs, newPackCmd) }
+func init() { addVerb("pack", newPackCmd) }
 
 // packResult is pack's --json document.
 type packResult struct {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -8,10 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 	"oras.land/oras-go/v2/registry/remote/retry"
 
@@ -46,11 +44,12 @@ func realTerminalCheck(w any) bool {
 //	p := StartProgress(cmd, "fetch release-notes", size, true)
 //	defer p.Done()
 //	io.Copy(dst, p.reader(body))
+//
+// The bar is drawn by plugkit itself (progressdraw.go), not by a progress
+// library: mpb and its dependencies ran regexp and table initialisers at
+// every start of plugkit, bar or no bar.
 type Progress struct {
-	p     *mpb.Progress
-	bar   *mpb.Bar
-	timer *time.Timer
-	once  sync.Once
+	bar *bar // nil when nothing can draw
 }
 
 // StartProgress starts a bar named name (untrusted text is made safe) for
@@ -59,23 +58,11 @@ func StartProgress(cmd *cobra.Command, name string, total int64, bytes bool) *Pr
 	if !canDraw(cmd) {
 		return &Progress{}
 	}
-	w := cmd.ErrOrStderr()
-	delay := make(chan any)
-	p := mpb.NewWithContext(cmd.Context(), mpb.WithOutput(w), mpb.WithRenderDelay(delay), mpb.WithAutoRefresh(), mpb.WithWidth(80))
-	counters := decor.CountersNoUnit("%d / %d")
-	if bytes {
-		counters = decor.CountersKibiByte("% .1f / % .1f")
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	bar := p.AddBar(max(total, 0),
-		mpb.PrependDecorators(decor.Name(barName(name), decor.WCSyncSpaceR)),
-		mpb.AppendDecorators(counters, decor.Elapsed(decor.ET_STYLE_GO, decor.WCSyncSpace)))
-	pr := &Progress{p: p, bar: bar}
-	if ProgressDelay <= 0 {
-		close(delay) // drawn at once: what tests ask for
-	} else {
-		pr.timer = time.AfterFunc(ProgressDelay, func() { close(delay) })
-	}
-	return pr
+	return &Progress{bar: startBar(ctx, cmd.ErrOrStderr(), barName(name), max(total, 0), bytes, ProgressDelay)}
 }
 
 // maxBarName is the widest a bar's name is drawn, in columns: a long
@@ -87,18 +74,18 @@ const maxBarName = 32
 // repository and tag say more than its registry).
 func barName(name string) string {
 	name = terminal.Safe(name)
-	if runewidth.StringWidth(name) <= maxBarName {
+	if columns(name) <= maxBarName {
 		return name
 	}
 	verb, rest, _ := strings.Cut(name, " ")
-	keep := maxBarName - runewidth.StringWidth(verb) - 2 // the space and "…"
+	keep := maxBarName - columns(verb) - 2 // the space and "…"
 	if keep < 8 {
-		return runewidth.Truncate(name, maxBarName, "…")
+		return truncateColumns(name, maxBarName-1) + "…"
 	}
 	r := []rune(rest)
 	i := len(r)
-	for w := 0; i > 0 && w+runewidth.RuneWidth(r[i-1]) <= keep; i-- {
-		w += runewidth.RuneWidth(r[i-1])
+	for w := 0; i > 0 && w+runeColumns(r[i-1]) <= keep; i-- {
+		w += runeColumns(r[i-1])
 	}
 	return verb + " …" + string(r[i:])
 }
@@ -108,41 +95,29 @@ func (pr *Progress) reader(r io.Reader) io.Reader {
 	if pr.bar == nil {
 		return r
 	}
-	rc, err := pr.bar.ProxyReader(r)
-	if err != nil {
-		return r
-	}
-	return rc
+	return countingReader{r: r, bar: pr.bar}
 }
 
 // setTotal makes the bar's total n units.
 func (pr *Progress) setTotal(n int64) {
 	if pr.bar != nil {
-		pr.bar.SetTotal(n, false)
+		pr.bar.total.Store(n)
 	}
 }
 
 // add counts n more units done.
 func (pr *Progress) add(n int) {
 	if pr.bar != nil {
-		pr.bar.IncrBy(n)
+		pr.bar.current.Add(int64(n))
 	}
 }
 
 // Done ends the bar: completed if it was drawn, removed without a trace if
 // the operation ended before it showed.
 func (pr *Progress) Done() {
-	if pr.bar == nil {
-		return
+	if pr.bar != nil {
+		pr.bar.end()
 	}
-	pr.once.Do(func() {
-		if pr.timer != nil && pr.timer.Stop() {
-			pr.bar.Abort(true) // never shown: leave no line behind
-		} else {
-			pr.bar.SetTotal(-1, true)
-		}
-		pr.p.Wait()
-	})
 }
 
 // transferTimeout bounds one registry request of a client that shows its
@@ -260,9 +235,21 @@ func (pr *Progress) Count(done, total int) {
 	if pr.bar == nil {
 		return
 	}
-	pr.bar.SetTotal(int64(total), false)
-	pr.bar.SetCurrent(int64(done))
+	pr.bar.total.Store(int64(total))
+	pr.bar.current.Store(int64(done))
 	if done >= total {
 		pr.Done()
 	}
+}
+
+// countingReader counts on bar the bytes read through r.
+type countingReader struct {
+	r   io.Reader
+	bar *bar
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.bar.current.Add(int64(n))
+	return n, err
 }

@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
 )
 
@@ -97,8 +97,8 @@ func TestProgressConcurrentTransfers(t *testing.T) {
 		t.Errorf("two transfers under way: open %d, total %d", tr.open, tr.total)
 	}
 	io.Copy(io.Discard, a.Body)
-	if tr.bar.bar.Completed() {
-		t.Error("the bar completed when the first transfer was read")
+	if tr.bar.bar.ended.Load() {
+		t.Error("the bar ended when the first transfer was read")
 	}
 	io.Copy(io.Discard, b.Body)
 	time.Sleep(200 * time.Millisecond)
@@ -140,8 +140,89 @@ func TestProgressLongName(t *testing.T) {
 		{strings.Repeat("x", 40), strings.Repeat("x", 31) + "…"},
 		{"fetch \x1b[2J" + strings.Repeat("y", 40), "fetch …" + strings.Repeat("y", 25)},
 	} {
-		if got := barName(c.in); got != c.want || runewidth.StringWidth(got) > maxBarName {
+		if got := barName(c.in); got != c.want || columns(got) > maxBarName {
 			t.Errorf("barName(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// TestBarFrame: a frame is the name, the bar, the counters and the elapsed
+// time in 80 columns, as mpb drew them; the last frame completes the bar
+// at what was counted, and frames after the first draw over the one before.
+func TestBarFrame(t *testing.T) {
+	var out bytes.Buffer
+	b := &bar{w: &out, name: "pull 界", bytes: true, start: time.Now()}
+	b.total.Store(3 << 10)
+	b.current.Store(1 << 10)
+	b.draw(false)
+	b.current.Store(2<<10 + 1)
+	b.draw(true)
+	frames := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	want := []string{
+		// 80 columns: 7 of the name, 5 of the brackets and spaces, 17 of
+		// the counters, 1 and 2 of the elapsed time leave 48 to the bar,
+		// a third of which is done.
+		"pull 界  [" + strings.Repeat("=", 15) + ">" + strings.Repeat("-", 32) + "] 1.0 KiB / 3.0 KiB 0s",
+		"\x1b[1A\x1b[Jpull 界  [" + strings.Repeat("=", 48) + "] 2.0 KiB / 2.0 KiB 0s",
+	}
+	if len(frames) != 2 || frames[0] != want[0] || frames[1] != want[1] {
+		t.Fatalf("frames %q, want %q", frames, want)
+	}
+	if w := columns(frames[0]); w != barWidth {
+		t.Errorf("a frame is %d columns, want %d", w, barWidth)
+	}
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0.0 b"}, {1023, "1023.0 b"}, {1 << 10, "1.0 KiB"}, {3<<20 + 1<<19, "3.5 MiB"}, {5 << 30, "5.0 GiB"}, {7 << 40, "7.0 TiB"}, {1 << 52, "4096.0 TiB"}} {
+		if got := b.count(c.n); got != c.want {
+			t.Errorf("count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := (&bar{}).count(12); got != "12" {
+		t.Errorf("a count bar: %q", got)
+	}
+	for _, c := range []struct {
+		cur, total int64
+		last       bool
+		want       string
+	}{{0, 10, false, "----------"}, {5, 10, false, "====>-----"}, {10, 10, true, "=========="}, {3, 0, false, "----------"}, {0, 0, true, "----------"}} {
+		if got := fill(10, c.cur, c.total, c.last); got != c.want {
+			t.Errorf("fill(10, %d, %d, %v) = %q, want %q", c.cur, c.total, c.last, got, c.want)
+		}
+	}
+}
+
+// TestBarStopsWithContext: a bar whose command is cancelled stops drawing
+// (its last frame stays), and ending it afterwards draws nothing more.
+func TestBarStopsWithContext(t *testing.T) {
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	b := startBar(ctx, &out, "pull", 10, false, 0)
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-b.gone
+	drawn := out.String()
+	b.end()
+	if drawn == "" || out.String() != drawn || strings.Contains(drawn, "10 / 10") {
+		t.Errorf("drawn before the cancel %q, after the end %q", drawn, out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newPublishCmd) }
+func init() { addVerb("publish", newPublishCmd) }
 
 // publishResult is publish's --json document: the registry's answer and
 // the diagnostics of the plugin that was sent.

@@ -12,7 +12,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newPullCmd) }
+func init() { addVerb("pull", newPullCmd) }
 
 // pullResult is pull's --json document.
 type pullResult struct {

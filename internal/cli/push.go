@@ -12,7 +12,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newPushCmd) }
+func init() { addVerb("push", newPushCmd) }
 
 // pushResult is push's --json document.
 type pushResult struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { verbs = append(verbs, newResolveCmd) }
+func init() { addVerb("resolve", newResolveCmd) }
 
 func newResolveCmd() *cobra.Command {
 	var rf RegistryFlags

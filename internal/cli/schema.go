@@ -10,7 +10,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-func init() { verbs = append(verbs, newSchemaCmd) }
+func init() { addVerb("schema", newSchemaCmd) }
 
 // schemaVSCode is the argument of plugkit schema that prints VS Code
 // settings rather than a schema.

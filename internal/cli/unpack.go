@@ -11,7 +11,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newUnpackCmd) }
+func init() { addVerb("unpack", newUnpackCmd) }
 
 func newUnpackCmd() *cobra.Command {
 	var root string

@@ -13,7 +13,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { verbs = append(verbs, newValidateCmd) }
+func init() { addVerb("validate", newValidateCmd) }
 
 // validateReport is the --json document of one validated path. Its field
 // names are a stable interface: add fields, never rename them.

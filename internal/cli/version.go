@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	verbs = append(verbs, newVersionCmd)
+	addVerb("version", newVersionCmd)
 	// --version's text (see NewRootCmd's version template).
 	cobra.AddTemplateFunc("plugkitVersionText", func() string { return buildVersion().text() })
 }

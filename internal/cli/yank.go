@@ -9,7 +9,7 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { verbs = append(verbs, newYankCmd) }
+func init() { addVerb("yank", newYankCmd) }
 
 func newYankCmd() *cobra.Command {
 	var rf RegistryFlags
