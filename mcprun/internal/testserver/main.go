@@ -35,7 +35,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -207,7 +206,7 @@ func sleeper(setsid bool) (int, error) {
 	c := exec.Command(self)
 	c.Env = append(os.Environ(), "TESTSERVER_SLEEP=1")
 	if setsid {
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c.SysProcAttr = newSession()
 	}
 	if err := c.Start(); err != nil {
 		return 0, err
