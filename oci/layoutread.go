@@ -106,7 +106,8 @@ func readLayoutFile(files layoutFiles, name string, limit int64, limitName strin
 		return nil, err
 	}
 	defer f.Close()
-	return boundedfile.ReadAll(f, limit, limitName, name)
+	size, _ := files.size(name) // a hint; a wrong or failed one costs only growing the buffer
+	return boundedfile.ReadAll(f, size, limit, limitName, name)
 }
 
 // loadGraph reads every manifest and index reachable from index.json (by a

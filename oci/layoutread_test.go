@@ -54,14 +54,19 @@ func stageBlob(t *testing.T, dir, mediaType string, b []byte) ocispec.Descriptor
 }
 
 // costsItsSize checks that opening a layout of size bytes read at most
-// twice that from files and held at most four times that at once (peak
-// heap): the cost of its size, not of how many times its parts are named.
+// twice that from files and held at most six times that at once (peak
+// heap): the cost of its size, not of how many times its parts are named
+// (oras-go's loader read a 1 MiB manifest once per name). A layout of
+// small documents takes more room decoded than as JSON, and the peak
+// counts garbage not yet swept: 2.9-4.0 times the size in 30 runs under
+// the race detector (2,000 image indexes), which a bound of four failed
+// once in CI.
 func costsItsSize(t *testing.T, files *countingFiles, size int64, peak uint64) {
 	t.Helper()
 	if read := files.read.Load(); read > 2*size {
 		t.Errorf("read %d bytes of a %d-byte layout", read, size)
 	}
-	if peak > uint64(4*size) {
+	if peak > uint64(6*size) {
 		t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
 	}
 	t.Logf("%d-byte layout: read %d bytes, peak heap %d", size, files.read.Load(), peak)

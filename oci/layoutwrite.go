@@ -215,11 +215,16 @@ func (w *layoutWriter) listed() []ocispec.Descriptor {
 	return sortIndex(manifests)
 }
 
-// close replaces index.json atomically with what the layout now lists.
+// close replaces index.json atomically with what the layout now lists,
+// written as it is encoded.
 func (w *layoutWriter) close() error {
-	b, err := marshalIndex(w.listed())
+	f, err := atomicfile.Create(filepath.Join(w.dir, ocispec.ImageIndexFile), 0o644)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(w.dir, ocispec.ImageIndexFile), b, 0o644)
+	defer f.Abort()
+	if err := writeIndex(f, w.listed()); err != nil {
+		return err
+	}
+	return f.Commit()
 }

@@ -43,7 +43,7 @@ func smallArtifact(t *testing.T, name string) *Artifact {
 // manifest: opening it for writing reads each manifest once (oras-go's
 // writable store, like its reader, read a 1 MiB manifest once per ref
 // name: 32 s for 2,000), the bytes read stay within twice the layout's
-// size, and the peak heap within four times. What was there stays listed.
+// size, and the peak heap within six times (see costsItsSize). What was there stays listed.
 func TestLayoutWriteFanOutCostsItsSize(t *testing.T) {
 	for _, throughIndexes := range []bool{false, true} {
 		t.Run(map[bool]string{false: "under ref names", true: "below image indexes"}[throughIndexes], func(t *testing.T) {

@@ -35,9 +35,11 @@ func Read(path string, limit int64, limitName string) ([]byte, error) {
 
 // ReadAll is Read of a file already open, or of a member of an archive:
 // it reads r to the end, or to one byte past limit, which is then a
-// *snapshot.LimitError naming limitName and path.
-func ReadAll(r io.Reader, limit int64, limitName, path string) ([]byte, error) {
-	return readAll(r, 0, limit, limitName, path)
+// *snapshot.LimitError naming limitName and path. size is what r is
+// expected to hold (0 when unknown): the buffer starts at that size, as
+// Read's starts at the file's, so that it is not grown by doubling.
+func ReadAll(r io.Reader, size, limit int64, limitName, path string) ([]byte, error) {
+	return readAll(r, int(min(max(size, 0), limit))+1, limit, limitName, path)
 }
 
 // readAll is ReadAll into a buffer of size bytes at first.

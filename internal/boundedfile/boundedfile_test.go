@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -47,15 +48,39 @@ func TestReadFileLargerThanItsSize(t *testing.T) {
 }
 
 // ReadAll bounds a reader as Read bounds a file, naming the path it is
-// given.
+// given, whatever the size it is told to expect.
 func TestReadAll(t *testing.T) {
-	b, err := ReadAll(strings.NewReader("12345"), 5, "MaxThing", "member")
-	if err != nil || string(b) != "12345" {
-		t.Errorf("at the limit: %q %v", b, err)
+	for _, size := range []int64{0, 1, 5, 6, 1 << 20, -1} {
+		b, err := ReadAll(strings.NewReader("12345"), size, 5, "MaxThing", "member")
+		if err != nil || string(b) != "12345" {
+			t.Errorf("size %d, at the limit: %q %v", size, b, err)
+		}
+		_, err = ReadAll(strings.NewReader("123456"), size, 5, "MaxThing", "member")
+		if !errors.Is(err, snapshot.ErrLimit) || !strings.Contains(err.Error(), "member") {
+			t.Errorf("size %d, past the limit: %v", size, err)
+		}
 	}
-	_, err = ReadAll(strings.NewReader("123456"), 5, "MaxThing", "member")
-	if !errors.Is(err, snapshot.ErrLimit) || !strings.Contains(err.Error(), "member") {
-		t.Errorf("past the limit: %v", err)
+}
+
+// Told the size, ReadAll reads into one buffer, not a doubling series
+// (an OCI layout's index.json of 2,000 entries cost four times its size).
+func TestReadAllSized(t *testing.T) {
+	data := strings.Repeat("x", 100<<10)
+	for _, c := range []struct {
+		size     int64
+		maxBytes int
+	}{{int64(len(data)), len(data) + 16<<10}, {0, 2 * len(data)}} {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		if _, err := ReadAll(strings.NewReader(data), c.size, 1<<20, "MaxThing", "member"); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		got := int(ms.TotalAlloc - before)
+		if c.size > 0 && got > c.maxBytes || c.size == 0 && got < c.maxBytes {
+			t.Errorf("size %d: %d bytes allocated to read %d", c.size, got, len(data))
+		}
 	}
 }
 
