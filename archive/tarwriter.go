@@ -13,7 +13,8 @@ import (
 type TarWriter struct {
 	w   io.Writer
 	hdr block
-	buf []byte // WriteFile's copy buffer
+	buf []byte  // WriteFile's copy buffer, when w is no io.ReaderFrom
+	one [1]byte // where WriteFile looks for a byte past the size
 }
 
 // NewTarWriter starts a tar stream on w.
@@ -48,7 +49,9 @@ func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Re
 	if err := t.header(name, mode, size); err != nil {
 		return err
 	}
-	if t.buf == nil {
+	// A writer that reads for itself (io.ReaderFrom: a file, export's
+	// ahead-writer) is given no buffer: io.CopyBuffer would not use it.
+	if _, ok := t.w.(io.ReaderFrom); !ok && t.buf == nil {
 		t.buf = make([]byte, 256<<10)
 	}
 	n, err := io.CopyBuffer(t.w, io.LimitReader(r, size), t.buf)
@@ -60,7 +63,7 @@ func (t *TarWriter) WriteFile(name string, mode fs.FileMode, size int64, r io.Re
 	}
 	// The reader's own error here counts: one that checks its size says
 	// so when it finds more.
-	if extra, err := r.Read(t.buf[:1]); extra != 0 {
+	if extra, err := r.Read(t.one[:]); extra != 0 {
 		return &EntryError{Index: -1, Path: name, Err: detail(ErrSize, "more than %d bytes", size)}
 	} else if err != nil && err != io.EOF {
 		return err
