@@ -18,7 +18,10 @@ import (
 // File is a file being written in place of path. Write to it, then Commit
 // to put it in place, or Abort to leave path as it was.
 type File struct {
-	*os.File
+	// file is not embedded: its ReadFrom and WriteString would bypass
+	// Write (io.Copy prefers ReadFrom), so writes would start no
+	// writeback and their errors would name the temporary sibling.
+	file *os.File
 	path string
 	perm os.FileMode
 	done bool
@@ -42,17 +45,17 @@ func Create(path string, perm os.FileMode) (*File, error) {
 	if err != nil {
 		return nil, pathError("create", path, err)
 	}
-	return &File{File: f, path: path, perm: perm}, nil
+	return &File{file: f, path: path, perm: perm}, nil
 }
 
 // Write writes to the temporary file; an error names the target path.
 func (f *File) Write(b []byte) (int, error) {
-	n, err := f.File.Write(b)
+	n, err := f.file.Write(b)
 	if err != nil {
 		err = pathError("write", f.path, err)
 	}
 	if f.written += int64(n); f.written-f.flushed >= writeBehind {
-		startWriteback(f.File, f.flushed, f.written-f.flushed)
+		startWriteback(f.file, f.flushed, f.written-f.flushed)
 		f.flushed = f.written
 	}
 	return n, err
@@ -66,16 +69,16 @@ func (f *File) Commit() error { return CommitAll(f) }
 // everything that can fail short of the rename. On error the temporary
 // file is removed.
 func (f *File) finish() error {
-	err := f.Chmod(f.perm)
+	err := f.file.Chmod(f.perm)
 	if err == nil {
-		err = f.Sync()
+		err = f.file.Sync()
 	}
-	if cerr := f.File.Close(); err == nil {
+	if cerr := f.file.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		f.done = true
-		os.Remove(f.Name())
+		os.Remove(f.file.Name())
 		return pathError("write", f.path, err)
 	}
 	return nil
@@ -105,7 +108,7 @@ func CommitAll(files ...*File) error {
 		}
 	}
 	for _, f := range files {
-		if err := os.Rename(f.Name(), f.path); err != nil {
+		if err := os.Rename(f.file.Name(), f.path); err != nil {
 			return pathError("write", f.path, err)
 		}
 		f.done = true
@@ -124,8 +127,8 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.File.Close() // already closed after finish: the error means nothing
-	os.Remove(f.Name())
+	f.file.Close() // already closed after finish: the error means nothing
+	os.Remove(f.file.Name())
 }
 
 // Write writes b as path atomically.

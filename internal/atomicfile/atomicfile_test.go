@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -142,7 +144,7 @@ func TestCommitAllReplacesTogether(t *testing.T) {
 // it was, and no temporary file is left.
 func TestCommitAllFailureLeavesEveryTarget(t *testing.T) {
 	dir, a, b := pair(t)
-	b.File.Close()
+	b.file.Close()
 	err := CommitAll(a, b)
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Path != filepath.Join(dir, "b") {
@@ -163,5 +165,35 @@ func TestCommitAllDirectoryInTheWay(t *testing.T) {
 	}
 	if got := contents(t, dir); len(got) != 2 || got["a"] != "old a" || got["b"] != "dir" {
 		t.Fatalf("after a refused CommitAll: %v", got)
+	}
+}
+
+// TestCopyGoesThroughWrite: io.Copy into a File (a layout writer copies
+// every blob so) goes through Write, so the bytes start their writeback as
+// they come and a failure names the target. Before File stopped embedding
+// *os.File, io.Copy took the file's own ReadFrom: nothing was counted and
+// the error named .out.tmp-*.
+func TestCopyGoesThroughWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out")
+	f, err := Create(p, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	// A reader that is no io.WriterTo, as a layout writer's verifying reader.
+	n, err := io.Copy(f, io.LimitReader(bytes.NewReader(make([]byte, 3*writeBehind+1)), 1<<30))
+	if err != nil || n != 3*writeBehind+1 {
+		t.Fatalf("copy: %d, %v", n, err)
+	}
+	if f.written != n || f.flushed < n-writeBehind {
+		t.Errorf("written %d, writeback started for %d: want %d, and all but the last %d", f.written, f.flushed, n, writeBehind)
+	}
+
+	f.file.Close() // as after an I/O error
+	_, err = io.Copy(f, io.LimitReader(strings.NewReader("more"), 4))
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Path != p {
+		t.Errorf("copy after close: %v, want a PathError about %s", err, p)
 	}
 }
