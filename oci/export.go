@@ -365,12 +365,13 @@ func nodeOf(d ocispec.Descriptor) graphNode { return graphNode{d.MediaType, d.Di
 // stageReferrers is copyReferrers into s from a local source, whose
 // blobs are staged to be read when the tar is written: the walk of
 // oras-go's ExtendedCopyGraph, on this goroutine. oras-go started a
-// goroutine for every node and grew its stack each time (12-16% of an
-// export's CPU time), for blobs that a local source stages without
-// reading them. As there, the referrers above node are found first,
-// transitively, up to the roots (the nodes with no referrer); then every
-// root is staged with what it lists, each node after its successors, and
-// a node staged already (the plugin) is skipped with all below it.
+// goroutine for every node and grew its stack each time (with its walk,
+// 10% of the CPU samples of an export of 100 small plugins), for blobs
+// that a local source stages without reading them. As there, the
+// referrers above node are found first, transitively, up to the roots
+// (the nodes with no referrer); then every root is staged with what it
+// lists, each node after its successors, and a node staged already (the
+// plugin) is skipped with all below it.
 func (s stageFrom) stageReferrers(ctx context.Context, node ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 	var found, roots []ocispec.Descriptor
 	seen := map[graphNode]bool{}
