@@ -27,10 +27,15 @@
 # 45,000 files) pays for that clean-up in every pull and extraction: on this
 # machine, leave 6 minutes between runs.
 # Target (issue 9): plugkit adds at most 10% over the raw transfer; export at disk speed.
+# SECTIONS (default "transfer export") picks what runs: transfer is push and pull,
+# export the two export cases; SECTIONS=export measures export alone.
 # Needs bash, Go, docker-registry, oras (go install oras.land/oras/cmd/oras@v1.3.6), tar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
+SECTIONS=${SECTIONS:-transfer export}
+# section NAME: whether SECTIONS names NAME.
+section() { [[ " $SECTIONS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 reg_pid=
 cleanup() { [ -n "$reg_pid" ] && kill "$reg_pid" 2>/dev/null; rm -rf "$work"; }
@@ -78,7 +83,7 @@ n=0
 fresh() { n=$((n + 1)); repo="$host/run$n/$1"; }
 
 printf '%-8s %-7s %9s %9s %7s   %s\n' case step plugkit raw ratio note
-for spec in "typical 50 600000" "large 2000 31457280"; do
+section transfer && for spec in "typical 50 600000" "large 2000 31457280"; do
 	read -r name files bytes <<<"$spec"
 	src="$work/$name"
 	"$work/archivebench" gen "$src" "$files" "$bytes"
@@ -138,7 +143,7 @@ for spec in "typical 50 600000" "large 2000 31457280"; do
 done
 
 # Export: 100 plugins, each with a referrer, in one layout; CASE FILES BYTES per plugin.
-for spec in "100x 20 60000" "100x600K 50 600000"; do
+section export && for spec in "100x 20 60000" "100x600K 50 600000"; do
 	read -r name files bytes <<<"$spec"
 	lay="$work/$name.many"
 	digests=()

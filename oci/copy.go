@@ -45,7 +45,7 @@ func CopyPulled(ctx context.Context, src GraphSource, p *Plugin, dst Target, tag
 	if _, err := Push(ctx, dst, &p.Artifact, tag); err != nil {
 		return nil, err
 	}
-	refs, err := copyReferrers(ctx, src, dst, p.Descriptor, nil)
+	refs, err := copyReferrers(ctx, src, dst, p.Descriptor)
 	if err != nil {
 		return nil, err
 	}
@@ -53,12 +53,12 @@ func CopyPulled(ctx context.Context, src GraphSource, p *Plugin, dst Target, tag
 }
 
 // copyReferrers copies the referrers above node and returns their
-// descriptors; preCopy, when not nil, is oras-go's PreCopy.
-func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispec.Descriptor, preCopy func(context.Context, ocispec.Descriptor) error) ([]ocispec.Descriptor, error) {
+// descriptors, sorted by digest.
+func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 	var mu sync.Mutex
 	var found []ocispec.Descriptor
 	opts := oras.ExtendedCopyGraphOptions{
-		CopyGraphOptions: oras.CopyGraphOptions{PreCopy: preCopy, FindSuccessors: successorsIn(src)},
+		CopyGraphOptions: oras.CopyGraphOptions{FindSuccessors: successorsIn(src)},
 		FindPredecessors: func(ctx context.Context, s content.ReadOnlyGraphStorage, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 			refs, err := referrersOf(ctx, s, desc)
 			mu.Lock()
@@ -70,8 +70,13 @@ func copyReferrers(ctx context.Context, src GraphSource, dst Target, node ocispe
 	if err := oras.ExtendedCopyGraph(ctx, src, dst, node, opts); err != nil {
 		return nil, fmt.Errorf("copy referrers of %s: %w", node.Digest, err)
 	}
-	slices.SortFunc(found, func(a, b ocispec.Descriptor) int { return cmp.Compare(a.Digest, b.Digest) })
-	return slices.CompactFunc(found, func(a, b ocispec.Descriptor) bool { return a.Digest == b.Digest }), nil
+	return byDigest(found), nil
+}
+
+// byDigest sorts descs by digest, each digest once.
+func byDigest(descs []ocispec.Descriptor) []ocispec.Descriptor {
+	slices.SortFunc(descs, func(a, b ocispec.Descriptor) int { return cmp.Compare(a.Digest, b.Digest) })
+	return slices.CompactFunc(descs, func(a, b ocispec.Descriptor) bool { return a.Digest == b.Digest })
 }
 
 // referrersOf keeps, of the predecessors src knows of desc, the manifests

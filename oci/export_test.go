@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -282,5 +284,68 @@ func TestExportFromLayoutsStagesNothing(t *testing.T) {
 		if _, err := oci.Export(context.Background(), io.Discard, items, filepath.Join(t.TempDir(), "missing"), oci.ExportOptions{Check: check}); err != nil {
 			t.Errorf("Check %v: %v", check, err)
 		}
+	}
+}
+
+// Export walks a layout's referrers as Copy (oras-go) does: transitively
+// (a countersignature of the signature comes along), a foreign layer left
+// out (the layout lacks it), the same referrers found and the same blobs
+// carried.
+func TestExportCarriesReferrersAsCopy(t *testing.T) {
+	ctx := context.Background()
+	a := exampleArtifact(t)
+	l := newLayout(t)
+	cfg, layer := goodBlobs(l, a)
+	plugin := l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+	sig := l.manifest(oci.ManifestMediaType, map[string]any{
+		"schemaVersion": 2, "mediaType": oci.ManifestMediaType, "artifactType": "application/vnd.example.signature",
+		"config": l.blob("application/vnd.oci.empty.v1+json", []byte("{}")), "subject": plugin,
+		"layers": []ocispec.Descriptor{
+			l.blob("application/vnd.example.signature", []byte("signature of release-notes")),
+			{MediaType: ocispec.MediaTypeImageLayerNonDistributableGzip, Digest: digestOf([]byte("elsewhere")), Size: 9}, //nolint:staticcheck // what oras-go skips
+		},
+	}, "")
+	referrer(l, sig, l.blob("application/vnd.example.signature", []byte("countersignature")))
+	src := l.open()
+
+	var b bytes.Buffer
+	exported, err := oci.Export(ctx, &b, []oci.ExportItem{{Source: src, Selector: "x"}}, t.TempDir(), oci.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inTar []string
+	for tr := tar.NewReader(&b); ; {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := strings.CutPrefix(h.Name, "blobs/sha256/"); ok {
+			inTar = append(inTar, d)
+		}
+	}
+
+	dir := filepath.Join(t.TempDir(), "copy")
+	dst, err := oci.OpenLayout(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := oci.Copy(ctx, src, "x", dst, "", oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inCopy []string
+	entries, _ := os.ReadDir(filepath.Join(dir, "blobs", "sha256"))
+	for _, e := range entries {
+		inCopy = append(inCopy, e.Name())
+	}
+
+	if got, want := exported[0].Referrers, copied.Referrers; len(got) != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("referrers\n%v\nwant (as Copy)\n%v", got, want)
+	}
+	if len(inTar) != 8 || !slices.Equal(inTar, inCopy) {
+		t.Errorf("blobs in the tar\n%v\nwant (as Copy)\n%v", inTar, inCopy)
 	}
 }

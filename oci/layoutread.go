@@ -231,7 +231,10 @@ func blobName(d digest.Digest) (string, error) {
 			return "", fmt.Errorf("%w: %q: %v", errdef.ErrInvalidDigest, d, err)
 		}
 	}
-	return path.Join(ocispec.ImageBlobsDir, d.Algorithm().String(), d.Encoded()), nil
+	// A valid digest's algorithm and hex are clean names: joined as they
+	// are, where path.Join cleaned them again (half of blobName's time, and
+	// blobName is called for every blob an export stages, opens and names).
+	return ocispec.ImageBlobsDir + "/" + d.Algorithm().String() + "/" + d.Encoded(), nil
 }
 
 // Fetch opens the blob desc names.

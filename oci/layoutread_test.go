@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -181,6 +182,21 @@ func TestLayoutOpenIsOrderedAsOneAtATime(t *testing.T) {
 		_, err := readLayout(context.Background(), dirFiles(broken), broken)
 		if err == nil || !strings.Contains(err.Error(), bad[0].Digest.String()) {
 			t.Fatalf("opening fails with %v, want the error of %s", err, bad[0].Digest)
+		}
+	}
+}
+
+// blobName joins a valid digest's parts as path.Join did, and refuses an
+// invalid one: its parts could be no clean names.
+func TestBlobName(t *testing.T) {
+	for _, d := range []digest.Digest{digest.FromString("x"), digest.SHA512.FromString("x")} {
+		if got, err := blobName(d); err != nil || got != path.Join("blobs", d.Algorithm().String(), d.Encoded()) {
+			t.Errorf("blobName(%s) = %q, %v", d, got, err)
+		}
+	}
+	for _, d := range []digest.Digest{"sha256:../../etc/passwd", digest.Digest("sha256/x:" + digest.FromString("x").Encoded()), "md5:00", ""} {
+		if got, err := blobName(d); err == nil {
+			t.Errorf("blobName(%q) = %q, want an error", d, got)
 		}
 	}
 }
