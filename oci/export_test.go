@@ -328,14 +328,7 @@ func TestExportCarriesReferrersAsCopy(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "copy")
-	dst, err := oci.OpenLayout(ctx, dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copied, err := oci.Copy(ctx, src, "x", dst, "", oci.PullOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	copied := copyToLayout(t, src, "x", dir, "")
 	var inCopy []string
 	entries, _ := os.ReadDir(filepath.Join(dir, "blobs", "sha256"))
 	for _, e := range entries {

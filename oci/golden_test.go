@@ -54,17 +54,7 @@ func TestCopyGoldenTarToLayoutKeepsTheSignature(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir() + "/layout"
-	dst, err := oci.OpenLayout(ctx, dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := oci.Copy(ctx, src, "1.2.0", dst, "1.2.0", oci.PullOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
+	c := copyToLayout(t, src, "1.2.0", dir, "1.2.0")
 	if len(c.Referrers) != 1 || c.Referrers[0].Digest.String() != goldenReferrer || c.Referrers[0].ArtifactType != "application/vnd.dev.sigstore.bundle.v0.3+json" {
 		t.Fatalf("referrers %+v", c.Referrers)
 	}

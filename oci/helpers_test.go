@@ -169,3 +169,22 @@ func manifestOnly(t testing.TB, pluginJSON string) *oci.Artifact {
 	}
 	return a
 }
+
+// copyToLayout copies the plugin sel of src, with its referrers, into a
+// new layout at dir under tag, and writes the layout's index.
+func copyToLayout(t testing.TB, src oci.GraphSource, sel, dir, tag string) *oci.Copied {
+	t.Helper()
+	ctx := context.Background()
+	dst, err := oci.OpenLayout(ctx, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := oci.Copy(ctx, src, sel, dst, tag, oci.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -149,17 +149,7 @@ func TestInteropLayoutsPlugkitWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := oci.OpenLayout(ctx, dst, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := oci.Copy(ctx, from, "1.2.0", to, "1.2.0", oci.PullOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := to.Close(); err != nil {
-		t.Fatal(err)
-	}
+	c := copyToLayout(t, from, "1.2.0", dst, "1.2.0")
 	oneReferrer(t, c, "application/vnd.example.sbom")
 
 	var disc struct {
