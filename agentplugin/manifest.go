@@ -111,8 +111,9 @@ func (m *manifestCheck) fields(root jsontree.Node) {
 	if _, ok := root.Get("name"); !ok {
 		m.fail(CodeManifestRequired, ptr(""), root, "required field \"name\" is missing")
 	}
+	names := jsontree.NewNames(root) // the keys of Manifest, one allocation
 	for mem := range root.Members() {
-		name := mem.Name()
+		name := names.Name(mem.Key)
 		pkg.Manifest[name] = json.RawMessage(mem.Value.Raw())
 		p := ptrMember("", mem.Key)
 		v := mem.Value
@@ -219,8 +220,9 @@ func (m *manifestCheck) extensions(p string, v jsontree.Node) {
 	}
 	pkg := m.l.pkg
 	pkg.ExtensionData = make(map[string]json.RawMessage, v.Len())
+	names := jsontree.NewNames(v) // the keys of ExtensionData, one allocation
 	for mem := range v.Members() {
-		name := mem.Name()
+		name := names.Name(mem.Key)
 		if mem.Value.Kind() != jsontree.Object {
 			m.failMsg(CodeManifestExtensionType, ptrMember(p, mem.Key), mem.Value, func() string {
 				return fmt.Sprintf("extension %q must be an object, not %s", name, article(mem.Value.Kind()))

@@ -370,3 +370,43 @@ func TestSmallDocumentSmallTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNamesShareOneAllocation: Names decodes names as Member.Name does,
+// escapes included, and the names of a wide object cost one allocation
+// in all, not one each.
+func TestNamesShareOneAllocation(t *testing.T) {
+	src := []byte(`{"plain":1,"esc\u00e9\n":2,"":3,"\ud83d\ude00x":4}`)
+	tr, err := Parse(src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := NewNames(tr.Root())
+	for m := range tr.Root().Members() {
+		if got, want := names.Name(m.Key), m.Name(); got != want {
+			t.Errorf("Names.Name = %q, Member.Name = %q", got, want)
+		}
+	}
+
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := range 10000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"field%d":0`, i)
+	}
+	b.WriteByte('}')
+	wide, err := Parse(b.Bytes(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(5, func() {
+		names := NewNames(wide.Root())
+		for m := range wide.Root().Members() {
+			names.Name(m.Key)
+		}
+	})
+	if allocs > 4 {
+		t.Errorf("10,000 names took %.0f allocations, want a few", allocs)
+	}
+}

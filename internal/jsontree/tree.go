@@ -141,17 +141,58 @@ func (n Node) Raw() []byte {
 // with Equal to avoid it.
 func (n Node) Str() string {
 	v := n.node()
+	if v.kind() == String && !v.esc() {
+		return string(v.text(n.t.src))
+	}
+	return string(n.AppendStr(nil))
+}
+
+// AppendStr appends what Str returns to dst, without allocating beyond
+// dst's growth.
+func (n Node) AppendStr(dst []byte) []byte {
+	v := n.node()
 	switch v.kind() {
 	case String:
 		raw := v.text(n.t.src)
 		if !v.esc() {
-			return string(raw)
+			return append(dst, raw...)
 		}
-		return string(appendUnescaped(make([]byte, 0, len(raw)), raw))
+		return appendUnescaped(dst, raw)
 	case Number:
-		return string(n.Raw())
+		return append(dst, n.Raw()...)
 	}
-	return ""
+	return dst
+}
+
+// Names decodes the member names of one object into strings that share
+// one allocation. Member.Name allocates a string per name; an object of a
+// million members would hold a million small strings (each padded to 16
+// bytes under the race detector), where Names holds one.
+type Names struct {
+	b       strings.Builder
+	scratch []byte
+}
+
+// NewNames returns a Names sized to hold every member name of obj.
+func NewNames(obj Node) *Names {
+	size := 0
+	for m := range obj.Members() {
+		size += len(m.Key.Raw()) // quotes and escapes: at least the decoded size
+	}
+	s := new(Names)
+	s.b.Grow(size)
+	return s
+}
+
+// Name returns the decoded name of key, a member name of the object given
+// to NewNames.
+func (s *Names) Name(key Node) string {
+	start := s.b.Len()
+	s.scratch = key.AppendStr(s.scratch[:0])
+	s.b.Write(s.scratch)
+	// Bytes written to a Builder never change, so the substring stays
+	// valid as more names are written (even were the buffer to grow).
+	return s.b.String()[start:]
 }
 
 // Equal reports whether n is the string s, without decoding n when it
