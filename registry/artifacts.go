@@ -102,6 +102,10 @@ var (
 // given one: net/http sends them with sendfile.
 type streamWriter struct{ http.ResponseWriter }
 
+// Unwrap gives http.ResponseController the writer underneath, so that
+// flushes and deadlines set through it reach the connection.
+func (w streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w streamWriter) ReadFrom(r io.Reader) (int64, error) {
 	select {
 	case streamSlots <- struct{}{}:

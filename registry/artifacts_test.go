@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,5 +134,17 @@ func TestArtifactStreamBuffersBounded(t *testing.T) {
 	wg.Wait()
 	if got := store.largestRead.Load(); got >= streamBufSize {
 		t.Errorf("largest read %d bytes while every stream buffer was taken", got)
+	}
+}
+
+// TestStreamWriterUnwraps: a ResponseController given the stream writer
+// reaches the connection's writer (here a recorder, which can flush).
+func TestStreamWriterUnwraps(t *testing.T) {
+	rec := httptest.NewRecorder()
+	if err := http.NewResponseController(streamWriter{rec}).Flush(); err != nil {
+		t.Fatalf("Flush through streamWriter: %v", err)
+	}
+	if !rec.Flushed {
+		t.Error("the recorder underneath was not flushed")
 	}
 }
