@@ -168,7 +168,7 @@ scrape() {
 		/^plugkit_http_request_duration_seconds_count\{route="\/resolve"\}/ {n = $2}
 		/^plugkit_cache_requests_total\{cache="resolve",result="miss"\}/ {miss = $2}
 		/^plugkit_cache_bypasses_total\{cache="resolve"\}/ {bypass = $2}
-		/^plugkit_change_feed_losses_total / {loss = $2}
+		/^plugkit_change_feed_losses_total\{/ {loss += $2}
 		/^go_gc_duration_seconds_count / {gc = $2}
 		END {printf "over10ms %d\nover100ms %d\nmisses %d\nbypassed %d\nfeedlosses %d\ngcs %d\n", n - f10, n - f100, miss, bypass, loss, gc}'
 }
@@ -194,6 +194,8 @@ for r in a b; do
 	awk -v r="${r^^}" 'NR == FNR {v0[$1] = $2; next} {d[$1] = $2 - v0[$1]}
 		END {printf "replica %s during the run: resolves over 10 ms %d, over 100 ms %d (server clock); misses %d, bypassed %d, feed losses %d; GCs %d\n",
 			r, d["over10ms"], d["over100ms"], d["misses"], d["bypassed"], d["feedlosses"], d["gcs"]}' "$WORK/m${r}0" "$WORK/m${r}1"
+	# Why the feed was lost, if it was: the server's log says.
+	grep "change feed" "$WORK/$r.err" | sed "s/^/replica ${r^^}: /" || true
 done
 fi
 

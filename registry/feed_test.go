@@ -1,9 +1,13 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -19,7 +23,9 @@ import (
 // down (its backend terminated, new connections to the database refused)
 // while the replicas keep their pooled connections: B must then answer
 // from the database, never from its cache, so a yank on A is refused on B
-// at once; when the feed is back B caches again.
+// at once; when the feed is back B caches again. B logs the loss with the
+// server's message and its cause, the first refused reconnection only, and
+// the return, and counts the loss under its cause.
 func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	pg := testservice.StartPostgres(t)
 	t.Setenv("PGPASSWORD", pg.Password)
@@ -30,20 +36,21 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica := func() *Server {
+	replica := func(log *slog.Logger) *Server {
 		db, err := postgres.Open(ctx, url, postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		s, err := New(Config{Store: db, Blobs: blobDir, PublishTokens: []string{publishToken}, AnonymousRead: true})
+		s, err := New(Config{Store: db, Blobs: blobDir, PublishTokens: []string{publishToken}, AnonymousRead: true, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	a, b := newServerFor(t, replica()), replica()
+	var bLog lockedBuffer
+	a, b := newServerFor(t, replica(nil)), replica(slog.New(slog.NewJSONHandler(&bLog, nil)))
 	bs := newServerFor(t, b)
 	// The gauge moves after the caches are switched, so once it reads
 	// 0 the caches are bypassed.
@@ -75,8 +82,13 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 		}
 	}
 	exec(`ALTER DATABASE ` + dbName + ` ALLOW_CONNECTIONS false`)
-	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN %'`, dbName)
+	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'plugkit change feed'`, dbName)
 	eventually(t, "B's feed down", feedUp(b, false))
+	lost := bLog.feedLines(t)[0]
+	if lost["level"] != "WARN" || lost["cause"] != "connection" ||
+		!strings.Contains(fmt.Sprint(lost["err"]), "terminating connection due to administrator command") {
+		t.Fatalf("B logged the loss as %v", lost)
+	}
 
 	if _, err := ca.Yank(ctx, "feed@1.0.0", true); err != nil {
 		t.Fatal(err)
@@ -86,8 +98,10 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 			t.Fatalf("B answered from its cache while the feed was down: %v", err)
 		}
 	}
-	if n := testutil.ToFloat64(b.metrics.feedLosses); n != 1 {
-		t.Fatalf("plugkit_change_feed_losses_total = %v after one loss", n)
+	for cause, want := range map[string]float64{"connection": 1, "ping_timeout": 0} {
+		if n := testutil.ToFloat64(b.metrics.feedLosses.WithLabelValues(cause)); n != want {
+			t.Fatalf("plugkit_change_feed_losses_total{cause=%q} = %v after one terminated connection", cause, n)
+		}
 	}
 	if n := testutil.ToFloat64(b.metrics.resolveBypass()); n != 3 {
 		t.Fatalf("plugkit_cache_bypasses_total{cache=\"resolve\"} = %v after 3 resolves with the feed down", n)
@@ -102,8 +116,19 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 		t.Fatal("the feed came back while connections were refused")
 	}
 
+	eventually(t, "B logs a refused reconnection", func() error {
+		if lines := bLog.feedLines(t); len(lines) < 2 {
+			return fmt.Errorf("B logged %v", lines)
+		}
+		return nil
+	})
 	exec(`ALTER DATABASE ` + dbName + ` ALLOW_CONNECTIONS true`)
 	eventually(t, "B's feed up again", feedUp(b, true))
+	lines := bLog.feedLines(t)
+	if len(lines) != 3 || lines[1]["level"] != "WARN" || !strings.Contains(fmt.Sprint(lines[1]["err"]), "is not currently accepting connections") ||
+		lines[2]["msg"] != "change feed back" || lines[2]["down_ms"] == nil {
+		t.Fatalf("B's log of the feed, want the loss, the first refused connection and the return:\n%v", lines)
+	}
 	cb.Resolve(ctx, q)
 	if _, hit := b.resolved.get(distribution.ResolveQuery{PluginID: "feed", Channel: distribution.DefaultChannel}); !hit {
 		t.Fatal("B does not cache once the feed is back")
@@ -117,4 +142,34 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// lockedBuffer is a log that the test reads while the server writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// feedLines are the JSON log lines about the change feed so far.
+func (b *lockedBuffer) feedLines(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var lines []map[string]any
+	for l := range bytes.Lines(b.buf.Bytes()) {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, "change feed") {
+			lines = append(lines, m)
+		}
+	}
+	return lines
 }

@@ -25,7 +25,7 @@ type promMetrics struct {
 	cache         *prometheus.CounterVec
 	invalidations *prometheus.CounterVec
 	feedUp        prometheus.Gauge
-	feedLosses    prometheus.Counter
+	feedLosses    *prometheus.CounterVec
 	bypasses      *prometheus.CounterVec
 
 	// resolveHit, resolveMiss and resolveBypass return the resolve
@@ -84,10 +84,10 @@ func newMetrics(feed bool) *promMetrics {
 			Name: "plugkit_change_feed_up",
 			Help: "1 while the database change feed (LISTEN) is connected; caches are bypassed while it is 0.",
 		}),
-		feedLosses: prometheus.NewCounter(prometheus.CounterOpts{
+		feedLosses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plugkit_change_feed_losses_total",
-			Help: "Times the database change feed (LISTEN) was lost: the caches were emptied and bypassed until it was back.",
-		}),
+			Help: "Times the database change feed (LISTEN) was lost, by cause (ping_timeout or connection): the caches were emptied and bypassed until it was back.",
+		}, []string{"cause"}),
 		bypasses: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "plugkit_cache_bypasses_total",
 			Help: "Cache lookups answered from the database because the change feed was down (counted as misses too).",
@@ -101,6 +101,10 @@ func newMetrics(feed bool) *promMetrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if feed {
 		m.reg.MustRegister(m.invalidations, m.feedUp, m.feedLosses, m.bypasses)
+		// Both causes read 0 from the start, so that a rate over them
+		// sees the first loss.
+		m.feedLosses.WithLabelValues(feedPingTimeout)
+		m.feedLosses.WithLabelValues(feedConnection)
 	}
 	return m
 }

@@ -19,11 +19,20 @@ const (
 // whichever server made it, so that caches are dropped at once instead of
 // expiring.
 type Watcher interface {
-	// Watch runs until ctx ends. It calls up(true) once it listens, then
-	// changed for each committed write; when it stops listening (the
-	// connection failed) it calls up(false) at once, then reconnects and
-	// calls up(true) again. Writes made while it was down are not
-	// replayed: a server must not trust its caches between up(false) and
-	// the next up(true), and must drop them at up(true).
-	Watch(ctx context.Context, changed func(ChangeKind), up func(bool))
+	// Watch runs until ctx ends. It calls state(nil) once it listens,
+	// then changed for each committed write. When it stops listening it
+	// calls state at once with the reason, then reconnects and calls
+	// state(nil) again. The reason matches context.DeadlineExceeded
+	// (errors.Is) when the database stopped answering within the
+	// store's liveness timeout; otherwise the connection failed or was
+	// closed by the server. While it cannot connect (at the start, or
+	// after a loss) it also calls state with the error of the first
+	// failed attempt, and not with the others, so that a database that
+	// is down reports once, not at every retry.
+	//
+	// Writes made while it was not listening are not replayed: a server
+	// must not trust its caches from a state(err) to the next
+	// state(nil), and must drop them at state(nil). When ctx ends Watch
+	// returns without a last call to state.
+	Watch(ctx context.Context, changed func(ChangeKind), state func(error))
 }

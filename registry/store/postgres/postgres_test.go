@@ -2,14 +2,18 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/store"
@@ -134,16 +138,16 @@ func TestNoPasswordInErrors(t *testing.T) {
 // watchEvents runs Watch on db and reports what it delivers.
 type watchEvents struct {
 	changes chan store.ChangeKind
-	states  chan bool
+	states  chan error
 }
 
 func watch(t *testing.T, db *DB) *watchEvents {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &watchEvents{changes: make(chan store.ChangeKind, 100), states: make(chan bool, 100)}
+	w := &watchEvents{changes: make(chan store.ChangeKind, 100), states: make(chan error, 100)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		db.Watch(ctx, func(k store.ChangeKind) { w.changes <- k }, func(up bool) { w.states <- up })
+		db.Watch(ctx, func(k store.ChangeKind) { w.changes <- k }, func(err error) { w.states <- err })
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return w
@@ -153,10 +157,37 @@ func watch(t *testing.T, db *DB) *watchEvents {
 func watchUp(t *testing.T, db *DB) *watchEvents {
 	t.Helper()
 	w := watch(t, db)
-	if !within(t, w.states, 10*time.Second, "up") {
-		t.Fatal("first state is down")
+	if err := within(t, w.states, 10*time.Second, "up"); err != nil {
+		t.Fatalf("first state is down: %v", err)
 	}
 	return w
+}
+
+// lost waits for w's next state, which must be a loss of the connection.
+func (w *watchEvents) lost(t *testing.T) error {
+	t.Helper()
+	err := within(t, w.states, 10*time.Second, "loss")
+	if !errors.Is(err, errListened) {
+		t.Fatalf("state after a loss: %v, want errListened", err)
+	}
+	return err
+}
+
+// upAgain waits for w to listen again, past at most one report of a failed
+// attempt to connect, which it returns.
+func (w *watchEvents) upAgain(t *testing.T) error {
+	t.Helper()
+	failed := within(t, w.states, 15*time.Second, "up again")
+	if failed == nil {
+		return nil
+	}
+	if errors.Is(failed, errListened) {
+		t.Fatalf("a loss while down: %v", failed)
+	}
+	if err := within(t, w.states, 15*time.Second, "up again"); err != nil {
+		t.Fatalf("a second report while down (%v), after %v", err, failed)
+	}
+	return failed
 }
 
 func within[T any](t *testing.T, c chan T, d time.Duration, what string) T {
@@ -168,6 +199,105 @@ func within[T any](t *testing.T, c chan T, d time.Duration, what string) T {
 		t.Fatalf("no %s within %v", what, d)
 		panic("unreachable")
 	}
+}
+
+// listener is the backend of db's LISTEN connection, found by its
+// application_name.
+func listener(t *testing.T, db *DB) int {
+	t.Helper()
+	var pid int
+	err := db.pool.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = $1`, watchAppName).Scan(&pid)
+	if err != nil {
+		t.Fatalf("the listener in pg_stat_activity: %v", err)
+	}
+	return pid
+}
+
+// TestWatchTerminated: a listener whose backend is terminated reports the
+// server's message, not a bare "connection lost"; while the database
+// refuses connections only the first failed attempt is reported, with
+// its error; when it accepts them again the feed is back.
+func TestWatchTerminated(t *testing.T) {
+	pg := cluster(t)
+	db := openTest(t, pg)
+	ctx := context.Background()
+	w := watchUp(t, db)
+	admin, err := pgx.Connect(ctx, pg.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var name string
+	if err := db.pool.QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	exec(`SELECT pg_terminate_backend($1)`, listener(t, db))
+	err = w.lost(t)
+	t.Logf("terminated: %v", err)
+	if !strings.Contains(err.Error(), "terminating connection due to administrator command") || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("termination reported as %q", err)
+	}
+	if err := w.upAgain(t); err != nil {
+		t.Fatalf("reconnecting to a database that accepts connections failed: %v", err)
+	}
+
+	exec(`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS false`)
+	exec(`SELECT pg_terminate_backend($1)`, listener(t, db))
+	w.lost(t)
+	failed := within(t, w.states, 10*time.Second, "a failed attempt to connect")
+	t.Logf("refused: %v", failed)
+	if failed == nil || errors.Is(failed, errListened) || !strings.Contains(failed.Error(), "is not currently accepting connections") {
+		t.Fatalf("a refused connection reported as %v", failed)
+	}
+	// Attempts at 50, 100, 200, 400 and 800 ms after the first: none
+	// is reported.
+	select {
+	case err := <-w.states:
+		t.Fatalf("reported again while down: %v", err)
+	case <-time.After(1600 * time.Millisecond):
+	}
+	exec(`ALTER DATABASE ` + name + ` ALLOW_CONNECTIONS true`)
+	if err := within(t, w.states, 15*time.Second, "up again"); err != nil {
+		t.Fatalf("after connections are allowed: %v", err)
+	}
+}
+
+// TestWatchPingTimeout: a listener whose backend stops answering (stopped
+// with SIGSTOP, as a server stalled on its disk would look) is given up
+// after the ping's timeout, reported as a ping that timed out (matching
+// context.DeadlineExceeded), and replaced by a new connection.
+func TestWatchPingTimeout(t *testing.T) {
+	pg := cluster(t)
+	db := openTest(t, pg)
+	db.watchPing, db.watchPingTimeout = 50*time.Millisecond, 200*time.Millisecond
+	w := watchUp(t, db)
+	// The cluster runs as this user, or as postgres when the tests run as
+	// root: either way the test may signal its backends.
+	pid := listener(t, db)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	err := w.lost(t)
+	t.Logf("stopped: %v", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer to a ping within 200ms") {
+		t.Fatalf("a stopped backend reported as %q", err)
+	}
+	if err := w.upAgain(t); err != nil {
+		t.Fatalf("reconnecting beside a stopped backend failed: %v", err)
+	}
+	if err := db.AddToken(context.Background(), store.Token{ID: "token:00000000000000aa", Name: "x", Role: store.RoleReader, CreatedAt: time.Now()}, [32]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, w.changes, 5*time.Second, "notification on the new connection")
 }
 
 // TestWatch: a write on one store reaches the Watch of another on the same
@@ -206,12 +336,10 @@ func TestWatch(t *testing.T) {
 	}
 
 	pg.Stop(t)
-	if within(t, w.states, 10*time.Second, "down") {
-		t.Fatal("up while PostgreSQL is stopped")
-	}
+	t.Logf("stopped: %v", w.lost(t))
 	pg.Start(t)
-	if !within(t, w.states, 15*time.Second, "up again") {
-		t.Fatal("down after the restart")
+	if err := w.upAgain(t); err != nil {
+		t.Logf("while stopped: %v", err)
 	}
 	// The pool recovers by itself too.
 	deadline := time.Now().Add(10 * time.Second)

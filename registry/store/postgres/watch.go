@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,17 +24,27 @@ const (
 	watchPingTimeout = 2 * time.Second
 )
 
+// watchAppName is the application_name of the LISTEN connection, after the
+// URL's if it has one.
+const watchAppName = "plugkit change feed"
+
 // Watch implements store.Watcher with LISTEN on its own connection (a pool
 // connection could be handed to another request between notifications).
-func (db *DB) Watch(ctx context.Context, changed func(store.ChangeKind), up func(bool)) {
+func (db *DB) Watch(ctx context.Context, changed func(store.ChangeKind), state func(error)) {
 	delay := watchRetryMin
-	for ctx.Err() == nil {
-		err := db.listen(ctx, changed, up)
+	failing := false // a failed attempt to connect was reported since the last loss
+	for {
+		err := db.listen(ctx, changed, state)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == errListened {
-			delay = watchRetryMin // it worked for a while: retry at once
+		switch {
+		case errors.Is(err, errListened):
+			state(err)
+			delay, failing = watchRetryMin, false // it worked for a while: retry at once
+		case !failing:
+			state(err)
+			failing = true
 		}
 		select {
 		case <-ctx.Done():
@@ -42,26 +55,32 @@ func (db *DB) Watch(ctx context.Context, changed func(store.ChangeKind), up func
 	}
 }
 
-// errListened tells Watch that listen had been up before it failed.
+// errListened tells Watch that listen had been up before it failed; the
+// errors of listen wrap it with the cause.
 var errListened = errors.New("postgres: LISTEN connection lost")
 
-// listen connects, listens and delivers notifications until the
-// connection fails or ctx ends; it calls up(false) on the way out when it
-// had called up(true).
-func (db *DB) listen(ctx context.Context, changed func(store.ChangeKind), up func(bool)) error {
-	conn, err := pgx.ConnectConfig(ctx, db.cfg.Copy())
+// listen connects, listens, calls state(nil) and delivers notifications
+// until the connection fails or ctx ends.
+func (db *DB) listen(ctx context.Context, changed func(store.ChangeKind), state func(error)) error {
+	cfg := db.cfg.Copy()
+	// Named, so that pg_stat_activity tells it from the pool's.
+	cfg.RuntimeParams["application_name"] = strings.TrimSpace(cfg.RuntimeParams["application_name"] + " " + watchAppName)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("postgres: change feed: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
-		return err
+		return fmt.Errorf("postgres: change feed: LISTEN: %w", err)
 	}
-	up(true)
-	defer up(false)
+	state(nil)
+	quiet, timeout := cmp.Or(db.watchPing, watchPing), cmp.Or(db.watchPingTimeout, watchPingTimeout)
 	for {
-		wctx, cancel := context.WithTimeout(ctx, watchPing)
+		// Whether a context timed out is read before its cancel, after
+		// which Err is always set.
+		wctx, cancel := context.WithTimeout(ctx, quiet)
 		n, err := conn.WaitForNotification(wctx)
+		quietFor := wctx.Err() != nil
 		cancel()
 		switch {
 		case err == nil:
@@ -69,15 +88,23 @@ func (db *DB) listen(ctx context.Context, changed func(store.ChangeKind), up fun
 			continue
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case wctx.Err() == nil:
-			return errListened // the connection failed
+		case !quietFor:
+			return fmt.Errorf("%w: %w", errListened, err)
 		}
 		// Quiet for watchPing: make sure the link is alive.
-		pctx, cancel := context.WithTimeout(ctx, watchPingTimeout)
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err = conn.Ping(pctx)
+		timedOut := pctx.Err() != nil
 		cancel()
-		if err != nil {
-			return errListened
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case timedOut:
+			return fmt.Errorf("%w: no answer to a ping within %v, after %v without a notification: %w",
+				errListened, timeout, quiet, context.DeadlineExceeded)
+		default:
+			return fmt.Errorf("%w: ping: %w", errListened, err)
 		}
 	}
 }
