@@ -57,6 +57,14 @@ func FuzzUnpack(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := archive.Unpack(b, archive.UnpackOptions{Limits: fuzzLimits})
+		// A stream, its data given to OnFile only, reads the same.
+		n, nerr := unpackNoData(b, fuzzLimits)
+		if (err == nil) != (nerr == nil) || err == nil && !n.Equal(s) {
+			t.Fatalf("UnpackFrom with NoData: %v; Unpack: %v", nerr, err)
+		}
+		if nerr != nil && !matchesSentinel(nerr) {
+			t.Fatalf("UnpackFrom: error matches no sentinel: %v", nerr)
+		}
 		// The OCI layer reader's GNU switch only widens what is accepted:
 		// a USTAR archive reads the same with it.
 		g, gerr := archive.Unpack(b, archive.UnpackOptions{Limits: fuzzLimits, GNUMagic: true})

@@ -252,20 +252,22 @@ func corruptCRC(b []byte) []byte {
 
 func TestUnpackRefusesHostileArchives(t *testing.T) {
 	for _, c := range hostileArchives(!testing.Short()) {
-		t.Run(c.name, func(t *testing.T) {
-			s, err := archive.Unpack(c.b, c.opts)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("Unpack = %v, %v; want an error matching %v", s, err, c.want)
-			}
-			var ee *archive.EntryError
-			var le *archive.LimitError
-			if errors.As(err, &ee) && ee.Index < 0 {
-				t.Errorf("EntryError from Unpack has Index %d", ee.Index)
-			}
-			if c.want == archive.ErrLimit && !errors.As(err, &le) {
-				t.Errorf("%v is not a *LimitError", err)
-			}
-		})
+		for _, u := range unpackers {
+			t.Run(c.name+"/"+u.name, func(t *testing.T) {
+				s, err := u.unpack(c.b, c.opts)
+				if !errors.Is(err, c.want) {
+					t.Fatalf("%s = %v, %v; want an error matching %v", u.name, s, err, c.want)
+				}
+				var ee *archive.EntryError
+				var le *archive.LimitError
+				if errors.As(err, &ee) && ee.Index < 0 {
+					t.Errorf("EntryError from %s has Index %d", u.name, ee.Index)
+				}
+				if c.want == archive.ErrLimit && !errors.As(err, &le) {
+					t.Errorf("%v is not a *LimitError", err)
+				}
+			})
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ type tarReader struct {
 	root  string
 	gnu   bool                                    // accept GNU magic (UnpackOptions.GNUMagic)
 	sink  func(string, fs.FileMode, []byte) error // UnpackOptions.OnFile
+	keep  bool                                    // keep the data in files (not UnpackOptions.NoData)
 	files map[string][]byte
 	modes map[string]fs.FileMode
 	dirs  map[string]bool // every directory seen, explicit or implied; true when explicit
@@ -125,15 +126,18 @@ func (r *tarReader) entry() error {
 		return nil
 	}
 	if isDir {
-		err = r.addDir(rel)
-	} else {
-		err = r.addFile(rel, name, size, fs.FileMode(mode)&fs.ModePerm)
+		if err := r.addDir(rel); err != nil {
+			return fail(err)
+		}
+		return nil
 	}
+	perm := fs.FileMode(mode) & fs.ModePerm
+	data, err := r.addFile(rel, name, size, perm)
 	if err != nil {
 		return fail(err)
 	}
-	if !isDir && r.sink != nil {
-		return r.sink(rel, r.modes[rel], r.files[rel])
+	if r.sink != nil {
+		return r.sink(rel, perm, data)
 	}
 	return nil
 }
@@ -280,39 +284,44 @@ func (r *tarReader) addParents(p string) error {
 
 // addFile checks the limits for a file of size bytes, then reads its data
 // and padding.
-func (r *tarReader) addFile(p, name string, size int64, mode fs.FileMode) error {
+// addFile reads the data of the file p and records it, with its data
+// unless the data goes to OnFile only.
+func (r *tarReader) addFile(p, name string, size int64, mode fs.FileMode) ([]byte, error) {
 	if _, ok := r.files[p]; ok {
-		return ErrDuplicate
+		return nil, ErrDuplicate
 	}
 	if _, ok := r.dirs[p]; ok {
-		return ErrConflict
+		return nil, ErrConflict
 	}
 	if err := r.addParents(p); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case len(r.files) >= r.lim.MaxFiles:
-		return &LimitError{Limit: "MaxFiles", Value: int64(r.lim.MaxFiles), Path: name}
+		return nil, &LimitError{Limit: "MaxFiles", Value: int64(r.lim.MaxFiles), Path: name}
 	case size > r.lim.MaxFileBytes:
-		return &LimitError{Limit: "MaxFileBytes", Value: r.lim.MaxFileBytes, Path: name}
+		return nil, &LimitError{Limit: "MaxFileBytes", Value: r.lim.MaxFileBytes, Path: name}
 	case r.total+size > r.lim.MaxTotalBytes:
-		return &LimitError{Limit: "MaxTotalBytes", Value: r.lim.MaxTotalBytes, Path: name}
+		return nil, &LimitError{Limit: "MaxTotalBytes", Value: r.lim.MaxTotalBytes, Path: name}
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(r.in, data); err != nil {
-		return streamError(err)
+		return nil, streamError(err)
 	}
 	if pad := padding(size); pad > 0 {
 		tail := r.hdr[:pad]
 		if _, err := io.ReadFull(r.in, tail); err != nil {
-			return streamError(err)
+			return nil, streamError(err)
 		}
 		if !allZero(tail) {
-			return detail(ErrSize, "nonzero bytes after the %d bytes of data", size)
+			return nil, detail(ErrSize, "nonzero bytes after the %d bytes of data", size)
 		}
 	}
 	r.total += size
-	r.files[p] = data
+	r.files[p] = nil
+	if r.keep {
+		r.files[p] = data
+	}
 	r.modes[p] = mode
-	return nil
+	return data, nil
 }

@@ -1,13 +1,14 @@
 package archive
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
-	"github.com/klauspost/compress/gzip"
 	"io"
 	"io/fs"
 	"sync"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -38,6 +39,12 @@ type UnpackOptions struct {
 	// a limit, trailing data), so what OnFile did must be undone when Unpack
 	// fails. An error from OnFile stops Unpack, which returns it as it is.
 	OnFile func(path string, mode fs.FileMode, data []byte) error
+	// NoData, with OnFile, gives each file's data to OnFile only (which
+	// may keep it): the snapshot Unpack returns lists every path and mode
+	// with nil data. A caller that only writes the files out then holds
+	// what it has not written yet rather than the whole payload (plugkit
+	// unpack: 23,600 page faults for a 60 MiB plugin, against tar's 300).
+	NoData bool
 }
 
 // Unpack reads a gzip-compressed USTAR archive entirely in memory and
@@ -51,16 +58,33 @@ type UnpackOptions struct {
 func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 	lim := opts.Limits.withDefaults()
 	if int64(len(b)) > lim.MaxArchiveBytes {
-		return nil, &LimitError{Limit: "MaxArchiveBytes", Value: lim.MaxArchiveBytes}
+		return nil, archiveLimit(lim)
 	}
+	// bytes.Reader is an io.ByteReader, so gzip reads no further than its
+	// member: what is left in it after the member is trailing data.
+	return unpack(bytes.NewReader(b), opts, lim)
+}
+
+// UnpackFrom is Unpack of the archive r gives, read to its end but never
+// held whole: with NoData, what it holds is the file being read. More
+// than Limits.MaxArchiveBytes from r is a *LimitError; an error of r is
+// returned wrapped.
+func UnpackFrom(r io.Reader, opts UnpackOptions) (*snapshot.Snapshot, error) {
+	lim := opts.Limits.withDefaults()
+	return unpack(bufio.NewReaderSize(&archiveReader{r: r, left: lim.MaxArchiveBytes, lim: lim}, 64<<10), opts, lim)
+}
+
+// unpack reads the gzip member at the start of src, then checks that src
+// holds only zeros after it.
+func unpack(src interface {
+	io.Reader
+	io.ByteReader
+}, opts UnpackOptions, lim Limits) (*snapshot.Snapshot, error) {
 	if opts.Root != "" {
 		if err := snapshot.CheckPath(opts.Root); err != nil {
 			return nil, detail(ErrPath, "root: %v", err)
 		}
 	}
-	// bytes.Reader is an io.ByteReader, so gzip reads no further than its
-	// member: what is left in src after it is trailing data.
-	src := bytes.NewReader(b)
 	zr, err := newGzipReader(src)
 	if err != nil {
 		return nil, gzipError(err)
@@ -72,6 +96,7 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 		root:  opts.Root,
 		gnu:   opts.GNUMagic,
 		sink:  opts.OnFile,
+		keep:  !opts.NoData || opts.OnFile == nil,
 		files: make(map[string][]byte),
 		modes: make(map[string]fs.FileMode),
 		dirs:  make(map[string]bool),
@@ -79,11 +104,65 @@ func Unpack(b []byte, opts UnpackOptions) (*snapshot.Snapshot, error) {
 	if err := r.readAll(); err != nil {
 		return nil, err
 	}
-	if !allZero(b[len(b)-src.Len():]) {
-		return nil, detail(ErrTrailingData, "after the gzip stream")
+	// Both readers hand what is left to the writer in place (WriterTo).
+	if _, err := io.Copy(zeros{}, src); err != nil {
+		if errors.Is(err, errNotZero) {
+			return nil, detail(ErrTrailingData, "after the gzip stream")
+		}
+		return nil, err
 	}
 	return &snapshot.Snapshot{Files: r.files, Modes: r.modes}, nil
 }
+
+// zeros accepts only zero bytes: the end of an archive after its gzip
+// member.
+type zeros struct{}
+
+var errNotZero = errors.New("not zero")
+
+func (zeros) Write(p []byte) (int, error) {
+	if !allZero(p) {
+		return 0, errNotZero
+	}
+	return len(p), nil
+}
+
+// archiveLimit is the error of an archive larger than lim allows.
+func archiveLimit(lim Limits) error {
+	return &LimitError{Limit: "MaxArchiveBytes", Value: lim.MaxArchiveBytes}
+}
+
+// archiveReader is UnpackFrom's source: it refuses to read past
+// MaxArchiveBytes, and names the errors of reading.
+type archiveReader struct {
+	r    io.Reader
+	left int64
+	lim  Limits
+}
+
+func (a *archiveReader) Read(p []byte) (int, error) {
+	if a.left < 0 {
+		return 0, archiveLimit(a.lim)
+	}
+	// One byte past the limit tells an archive that ends at it from one
+	// that goes on.
+	n, err := a.r.Read(p[:min(int64(len(p)), a.left+1)])
+	a.left -= int64(n)
+	switch {
+	case a.left < 0:
+		return n, archiveLimit(a.lim)
+	case err != nil && err != io.EOF:
+		return n, &sourceError{err}
+	}
+	return n, err
+}
+
+// sourceError is an error of UnpackFrom's reader, which gzipError passes
+// on as it is rather than as a malformed stream.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return "reading the archive: " + e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
 
 // gzipReaders keeps gzip readers for reuse: each holds a decompressor of
 // some 40 KB, which unpacking many small archives (an export of a hundred
@@ -113,8 +192,9 @@ func newGzipReader(src io.Reader) (*gzip.Reader, error) {
 // gzipError maps an error of the gzip layer onto the package's errors.
 func gzipError(err error) error {
 	var le *LimitError
+	var se *sourceError
 	switch {
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.As(err, &se):
 		return err
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return detail(ErrTruncated, "gzip stream ends early")

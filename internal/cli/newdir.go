@@ -15,9 +15,10 @@ import (
 // accepted: a refused plugin is refused as it was when nothing was written
 // before the verdict, whatever the disk says.
 type newDir struct {
-	path string
-	w    *snapshot.DirWriter
-	err  error // of creating the writer
+	path  string
+	w     *snapshot.DirWriter
+	err   error // of creating the writer
+	bytes int64 // given to write
 }
 
 // create makes the writer, once.
@@ -32,6 +33,7 @@ func (d *newDir) write(p string, mode fs.FileMode, data []byte) error {
 	if d.create(); d.err != nil {
 		return nil // commit reports it
 	}
+	d.bytes += int64(len(data))
 	return d.w.WriteFile(p, mode, data)
 }
 

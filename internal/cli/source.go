@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
@@ -70,9 +69,4 @@ func IsInputError(err error) bool {
 		errors.Is(err, snapshot.ErrNotRegular) ||
 		errors.Is(err, oci.ErrIndex) || errors.Is(err, oci.ErrNotPlugin) || errors.Is(err, oci.ErrConfig) ||
 		errors.Is(err, oci.ErrDescriptor) || errors.Is(err, oci.ErrAmbiguous) || errors.Is(err, oci.ErrNoPlugin)
-}
-
-// readArchiveFile reads an archive file within the default archive limit.
-func readArchiveFile(path string) ([]byte, error) {
-	return source.ReadArchiveFile(path, archive.Limits{})
 }
