@@ -11,13 +11,14 @@ func init() { growStack() }
 
 // growStack grows the stack of the goroutine running the package
 // initialisers to 256 KB in one step, while it is shallow. oras-go's
-// registry package compiles a regular expression whose compiler recurses
-// deeply enough to take that stack from 8 KB to 256 KB one doubling at a
-// time, each copying and re-walking thousands of frames into fresh pages:
-// 5-7% of the CPU and some 100 of the 650 page faults of plugkit version.
-// The frame's pages would be touched by that recursion anyway; nothing
-// shrinks the stack before the first collection, which Restore holds off
-// until main.
+// registry package compiles the regular expression of a tag,
+// `^[\w][\w.-]{0,127}$`, whose repetition the compiler recurses into 127
+// deep: enough to take that stack from 8 KB to 256 KB one doubling at a
+// time, each copying and re-walking thousands of frames into fresh pages,
+// a tenth of the instructions of plugkit version (valgrind: 5.23 -> 4.71
+// million) and some 20 page faults. The frame's pages would be touched by
+// that recursion anyway; nothing shrinks the stack before the first
+// collection, which Restore holds off until main.
 //
 //go:noinline
 func growStack() {
