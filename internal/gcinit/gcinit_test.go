@@ -55,3 +55,12 @@ func TestGiveBackKeepsAVerbsSetting(t *testing.T) {
 		t.Fatalf("a verb's setting of %d%% became %d%%", 7*percent, got)
 	}
 }
+
+// TestGrowStackStaysOnTheStack: growStack's frame is a stack variable; one
+// larger than the compiler keeps on the stack would be allocated on the
+// heap, and grow nothing.
+func TestGrowStackStaysOnTheStack(t *testing.T) {
+	if allocs := testing.AllocsPerRun(10, growStack); allocs != 0 {
+		t.Fatalf("growStack allocated %v times a run, want its frame on the stack", allocs)
+	}
+}
