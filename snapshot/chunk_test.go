@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // TestChunkFilesApart: files cut from one chunk hold exactly their bytes,
@@ -45,20 +46,28 @@ func TestChunkFilesApart(t *testing.T) {
 	}
 }
 
-// TestChunkKeep: keep advances past what a file used, and only for the
-// chunk's own memory.
+// TestChunkKeep: small files are copied out of the scratch buffer one
+// after another into the chunk; a large one, or one that grew past the
+// scratch buffer while read, keeps its own memory.
 func TestChunkKeep(t *testing.T) {
 	var c chunk
-	a := c.take(11)
-	c.keep(a[:4])
-	if b := c.take(1); &b[0] != &a[4] {
-		t.Error("the next file does not start where the last one ended")
+	a := c.keep(append(c.buffer(5)[:0], "abcd"...))
+	b := c.keep(append(c.buffer(3)[:0], "ef"...))
+	if string(a) != "abcd" || string(b) != "ef" || unsafe.Pointer(&b[0]) != unsafe.Add(unsafe.Pointer(&a[0]), len(a)) {
+		t.Errorf("files %q and %q are not cut one after another", a, b)
 	}
-	large := c.take(chunkLargest + 1)
-	before := len(c.free)
-	c.keep(large)
-	c.keep(append(c.take(3)[:3:3], 'x')) // grew while read: its own memory
-	if len(c.free) != before {
-		t.Errorf("memory not cut from the chunk moved it: %d free, want %d", len(c.free), before)
+	large := c.buffer(chunkLargest + 2)
+	grown := append(c.buffer(3), make([]byte, chunkLargest)...)
+	free := len(c.free)
+	for _, own := range [][]byte{large, grown} {
+		if k := c.keep(own); &k[0] != &own[0] || cap(k) != len(k) {
+			t.Error("memory of its own was copied, or kept its spare capacity")
+		}
+	}
+	if len(c.free) != free {
+		t.Errorf("files of their own memory moved the chunk: %d free, want %d", len(c.free), free)
+	}
+	if e := c.keep(c.buffer(1)[:0]); e == nil || len(e) != 0 {
+		t.Errorf("an empty file reads as %v", e)
 	}
 }

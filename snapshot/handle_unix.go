@@ -149,7 +149,7 @@ func (d *dirHandle) readFile(rel string, max int64, mem *chunk) ([]byte, fs.File
 	// One byte more than fstat reported: a short read is the end of a
 	// regular file, so the usual case costs a single read; a file that grew
 	// meanwhile keeps being read, and held to max.
-	b := mem.take(st.Size + 1)
+	b := mem.buffer(st.Size + 1)
 	n := 0
 	for {
 		m, err := unix.Read(fd, b[n:])
@@ -168,9 +168,7 @@ func (d *dirHandle) readFile(rel string, max int64, mem *chunk) ([]byte, fs.File
 		}
 		b = append(b, make([]byte, len(b))...)
 	}
-	b = b[:n:n]
-	mem.keep(b)
-	return b, fs.FileMode(st.Mode & 0o777), nil
+	return mem.keep(b[:n]), fs.FileMode(st.Mode & 0o777), nil
 }
 
 // mkdir makes the directory name inside d with mode 0755 whatever the
