@@ -37,12 +37,23 @@ func (l *loader) skills() {
 	case k == snapshot.Absent:
 		return
 	}
-	steps := l.discoverSkills()
-	parseSkills(steps, skill.Options{Strict: l.opts.StrictSkills, Limits: l.limits.Skill})
-	seen := map[string]string{}
+	steps, jobs := l.discoverSkills()
+	parseSkills(jobs, skill.Options{Strict: l.opts.StrictSkills, Limits: l.limits.Skill})
+	// Sized once for the skills that parsed, which is at most the skills
+	// added (a duplicate is skipped); none leaves Skills nil.
+	valid := 0
+	for i := range jobs {
+		if jobs[i].skill != nil {
+			valid++
+		}
+	}
+	seen := make(map[string]string, valid)
+	if valid > 0 {
+		l.pkg.Skills = slices.Grow(l.pkg.Skills, valid)
+	}
 	for _, st := range steps {
 		if st.job == nil {
-			l.report(st.diag)
+			l.report(*st.diag)
 		} else {
 			l.addSkill(st.job, seen)
 		}
@@ -50,9 +61,10 @@ func (l *loader) skills() {
 }
 
 // skillStep is one finding of skill discovery, in order: a diagnostic, or
-// a SKILL.md to parse.
+// a SKILL.md to parse. Both are pointers, as most steps are jobs and a
+// diagnostic is ten times the size of a pointer.
 type skillStep struct {
-	diag Diagnostic
+	diag *Diagnostic
 	job  *skillJob
 }
 
@@ -66,15 +78,22 @@ type skillJob struct {
 }
 
 // discoverSkills walks the children of skills/ in order and returns what
-// each is: a skill to parse, or why it is not one.
-func (l *loader) discoverSkills() []skillStep {
-	var steps []skillStep
+// each is: a skill to parse, or why it is not one; jobs are the skills to
+// parse, in the same order.
+func (l *loader) discoverSkills() (steps []skillStep, jobs []skillJob) {
 	files := l.skillFiles()
+	names := l.skillCandidates()
+	// Sized once, as there is at most one step and one job for each name:
+	// grown step by step, they were a tenth of the memory of validating
+	// 5,000 skills. Jobs never move, so steps can point at them.
+	steps = make([]skillStep, 0, len(names))
+	jobs = make([]skillJob, 0, len(names))
 	count := 0
-	for _, name := range l.skillCandidates() {
+	for _, name := range names {
 		dir := skillsDir + "/" + name
 		if k, why := l.kind(dir); why != "" {
-			steps = append(steps, skillStep{diag: omittedSkillDir(dir, why)})
+			d := omittedSkillDir(dir, why)
+			steps = append(steps, skillStep{diag: &d})
 			continue
 		} else if k == snapshot.File {
 			continue // a file directly under skills/ is not a skill
@@ -82,26 +101,27 @@ func (l *loader) discoverSkills() []skillStep {
 		doc := dir + "/" + skillFile
 		switch k, why := l.kind(doc); {
 		case why == snapshot.ReasonEscape || why == snapshot.ReasonCycle:
-			steps = append(steps, skillStep{diag: Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: doc,
+			steps = append(steps, skillStep{diag: &Diagnostic{Severity: Error, Code: CodeSkillEscapes, Path: doc,
 				Message: fmt.Sprintf("%s does not resolve within the plugin root (%s); skill %q is skipped", doc, why, name)}})
 			continue
 		case why != "" || k == snapshot.Dir:
-			steps = append(steps, skillStep{diag: Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: doc,
+			steps = append(steps, skillStep{diag: &Diagnostic{Severity: Warning, Code: CodeSkillMDNotFile, Path: doc,
 				Message: fmt.Sprintf("%s is not a regular file, so %s is not a skill", doc, dir)}})
 			continue
 		case k == snapshot.Absent:
-			steps = append(steps, skillStep{diag: Diagnostic{Severity: Warning, Code: CodeSkillMDMissing, Path: dir,
+			steps = append(steps, skillStep{diag: &Diagnostic{Severity: Warning, Code: CodeSkillMDMissing, Path: dir,
 				Message: fmt.Sprintf("%s has no %s (exact name), so it is not a skill", dir, skillFile)}})
 			continue
 		}
 		if count++; count > l.limits.MaxSkills {
-			steps = append(steps, skillStep{diag: Diagnostic{Severity: Error, Code: CodeSkillsLimit, Path: skillsDir,
+			steps = append(steps, skillStep{diag: &Diagnostic{Severity: Error, Code: CodeSkillsLimit, Path: skillsDir,
 				Message: fmt.Sprintf("more than %d skills (limit MaxSkills); the rest are skipped", l.limits.MaxSkills)}})
 			break
 		}
-		steps = append(steps, skillStep{job: &skillJob{name: name, dir: dir, doc: doc, content: l.files[doc], files: files[dir]}})
+		jobs = append(jobs, skillJob{name: name, dir: dir, doc: doc, content: l.files[doc], files: files[dir]})
+		steps = append(steps, skillStep{job: &jobs[len(jobs)-1]})
 	}
-	return steps
+	return steps, jobs
 }
 
 // parallelSkills is the number of skills from which parsing them is spread
@@ -111,18 +131,12 @@ const parallelSkills = 32
 // parseSkills parses the SKILL.md of every job, on all CPUs when there are
 // many. skill.Parse is a pure function, so the results, replayed in
 // discovery order, are those of a serial parse.
-func parseSkills(steps []skillStep, opts skill.Options) {
-	var jobs []*skillJob
-	for _, st := range steps {
-		if st.job != nil {
-			jobs = append(jobs, st.job)
-		}
-	}
+func parseSkills(jobs []skillJob, opts skill.Options) {
 	parse := func(j *skillJob) { j.skill, j.problems = skill.Parse(j.content, j.name, opts) }
 	workers := min(runtime.GOMAXPROCS(0), len(jobs)/parallelSkills)
 	if workers < 2 {
-		for _, j := range jobs {
-			parse(j)
+		for i := range jobs {
+			parse(&jobs[i])
 		}
 		return
 	}
@@ -131,7 +145,7 @@ func parseSkills(steps []skillStep, opts skill.Options) {
 	for range workers {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(jobs)); i = next.Add(1) - 1 {
-				parse(jobs[i])
+				parse(&jobs[i])
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,40 +20,72 @@ import (
 // the YAML parser then reads. Differential and fuzz tests hold the two to
 // the same result.
 //
-// The nodes come from an array the caller gives back with release once it
-// has read them.
-func fastMapping(src []byte) (root *yaml.Node, release func(), ok bool) {
-	lines := bytes.Count(src, []byte{'\n'}) + 1
-	// One copy of the source holds every key and value, and one recycled
-	// array every node: a typical frontmatter costs a handful of
-	// allocations.
-	arena := fastNodes.Get().(*[]yaml.Node)
-	if cap(*arena) < 2*lines+2 {
-		*arena = make([]yaml.Node, 0, 2*lines+2)
-	}
-	p := fastParser{src: src, text: string(src), nodes: (*arena)[:0]}
-	release = func() {
-		clear(p.nodes) // nothing of this frontmatter stays reachable
-		*arena = p.nodes[:0]
-		fastNodes.Put(arena)
-	}
-	root, ok = p.mapping()
-	if !ok {
-		release()
+// The keys and values are strings over src itself, not copies: Parse keeps
+// the content they lie in as the skill's Raw. The nodes come from an arena
+// the caller gives back (release) once it has read them.
+func fastMapping(src []byte) (root *yaml.Node, arena *fastArena, ok bool) {
+	arena = fastArenas.Get().(*fastArena)
+	if root, ok = arena.read(src); !ok {
+		arena.release()
 		return nil, nil, false
 	}
-	return root, release, true
+	return root, arena, true
 }
 
-// fastNodes recycles the node arrays of the fast path: the checks read the
-// nodes and keep none, so one array serves skill after skill.
-var fastNodes = sync.Pool{New: func() any { return new([]yaml.Node) }}
+// read parses src as fastMapping does, into the arena.
+func (a *fastArena) read(src []byte) (*yaml.Node, bool) {
+	lines := bytes.Count(src, []byte{'\n'}) + 1
+	// A line makes at most two nodes (a key and its value or nested
+	// mapping), and two children of one mapping: with room for that, a
+	// typical frontmatter costs no allocation here.
+	if cap(a.nodes) < 2*lines+1 {
+		a.nodes = make([]yaml.Node, 0, 2*lines+1)
+	}
+	if cap(a.children) < 4*lines {
+		a.children = make([]*yaml.Node, 0, 4*lines)
+	}
+	p := fastParser{src: src, text: unsafe.String(unsafe.SliceData(src), len(src)),
+		nodes: a.nodes[:0], children: a.children[:0]}
+	root, ok := p.mapping()
+	a.nodes, a.children = p.nodes, p.children
+	a.written = min(4*lines, cap(p.children))
+	return root, ok
+}
+
+// fastArena is the memory of the nodes of one frontmatter read by the fast
+// path: the checks read the nodes and keep none, so one arena serves skill
+// after skill.
+type fastArena struct {
+	nodes    []yaml.Node
+	children []*yaml.Node // the Content of every mapping, one after another
+	// written bounds the children this frontmatter may have set, kept or
+	// not: those of a mapping the fast path gave up on halfway lie past
+	// len(children).
+	written int
+}
+
+var fastArenas = sync.Pool{New: func() any { return new(fastArena) }}
+
+// release gives the arena back for the next frontmatter; nil is a no-op
+// (the YAML parser's tree is the collector's).
+func (a *fastArena) release() {
+	if a == nil {
+		return
+	}
+	// Nothing of this frontmatter stays reachable. Clearing only what it
+	// wrote keeps a small frontmatter cheap after a large one grew the
+	// arena.
+	clear(a.nodes)
+	clear(a.children[:a.written])
+	a.nodes, a.children = a.nodes[:0], a.children[:0]
+	fastArenas.Put(a)
+}
 
 // mapping reads the whole frontmatter as the top-level mapping.
 func (p *fastParser) mapping() (*yaml.Node, bool) {
 	lines := bytes.Count(p.src, []byte{'\n'}) + 1
 	root := p.node(yaml.MappingNode, 0, 0)
-	root.Content = make([]*yaml.Node, 0, 2*lines)
+	root.Content = p.reserve(2*lines, true)
 	for {
 		line, ok := p.next()
 		if !ok {
@@ -71,13 +104,15 @@ func (p *fastParser) mapping() (*yaml.Node, bool) {
 
 // fastParser walks the lines of a frontmatter.
 type fastParser struct {
-	src     []byte
-	text    string      // src as a string, of which keys and values are slices
-	nodes   []yaml.Node // where nodes are allocated
-	off     int         // start of the next line
-	lineNum int         // 1-based number of the line last returned
-	// pending is a line read ahead and not yet consumed.
-	pending *fastLine
+	src      []byte
+	text     string       // src as a string, of which keys and values are slices
+	nodes    []yaml.Node  // where nodes are allocated
+	children []*yaml.Node // where the Content of mappings is allocated
+	off      int          // start of the next line
+	lineNum  int          // 1-based number of the line last returned
+	// pending is a line read ahead and not yet consumed, when hasPending.
+	pending    fastLine
+	hasPending bool
 }
 
 // fastLine is one line with content: its number, its indentation in
@@ -95,10 +130,9 @@ type fastLine struct {
 // path does not read comes back with indent -1, which every caller
 // refuses.
 func (p *fastParser) next() (fastLine, bool) {
-	if p.pending != nil {
-		l := *p.pending
-		p.pending = nil
-		return l, true
+	if p.hasPending {
+		p.hasPending = false
+		return p.pending, true
 	}
 	for p.off < len(p.src) {
 		start := p.off
@@ -140,8 +174,32 @@ func (p *fastParser) node(kind yaml.Kind, line, column int) *yaml.Node {
 // str returns n bytes of the source at off as a string, without copying.
 func (p *fastParser) str(off, n int) string { return p.text[off : off+n] }
 
+// reserve returns an empty list of children with room for n, from the
+// arena when it has that room; taken, the room is the list's alone, else
+// it is lent until take gives back what the list did not use.
+func (p *fastParser) reserve(n int, taken bool) []*yaml.Node {
+	at := len(p.children)
+	if cap(p.children)-at < n {
+		return make([]*yaml.Node, 0, n)
+	}
+	if taken {
+		p.children = p.children[:at+n]
+	}
+	return p.children[at : at : at+n]
+}
+
+// take ends the loan of reserve to list: the arena keeps what list used,
+// and list can grow no further into the arena.
+func (p *fastParser) take(list []*yaml.Node) []*yaml.Node {
+	n := len(list)
+	if at := len(p.children); cap(p.children)-at >= n {
+		p.children = p.children[:at+n]
+	}
+	return list[:n:n]
+}
+
 // unread gives l back, to be returned by the next call of next.
-func (p *fastParser) unread(l fastLine) { p.pending = &l }
+func (p *fastParser) unread(l fastLine) { p.pending, p.hasPending = l, true }
 
 // plainLine reports whether a line holds only characters the fast path
 // reads the way YAML does: valid UTF-8, printable, no tab, no carriage
@@ -222,6 +280,11 @@ func (p *fastParser) pair(m *yaml.Node, line fastLine, depth int) bool {
 		return false
 	}
 	nested := p.node(yaml.MappingNode, next.num, next.indent+1)
+	// Its children take the arena's free room, which is enough for every
+	// line left, and only what they used of it once read: nothing else
+	// takes children meanwhile, as the values of a nested mapping are
+	// scalars.
+	nested.Content = p.reserve(cap(p.children)-len(p.children), false)
 	for indent := next.indent; ok && next.indent == indent; next, ok = p.next() {
 		if !p.pair(nested, next, depth+1) {
 			return false
@@ -233,6 +296,7 @@ func (p *fastParser) pair(m *yaml.Node, line fastLine, depth int) bool {
 		}
 		p.unread(next)
 	}
+	nested.Content = p.take(nested.Content)
 	m.Content = append(m.Content, key, nested)
 	return true
 }

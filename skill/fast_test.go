@@ -36,9 +36,9 @@ func sameNode(a, b *yaml.Node, path string) string {
 // whether the fast path read the frontmatter.
 func checkFastPath(t *testing.T, frontmatter string) bool {
 	t.Helper()
-	fast, release, ok := fastMapping([]byte(frontmatter))
+	fast, arena, ok := fastMapping([]byte(frontmatter))
 	if ok {
-		defer release()
+		defer arena.release()
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(frontmatter), &doc); err != nil {
 			t.Fatalf("fast path read what yaml.v3 refuses (%v):\n%s", err, frontmatter)
@@ -178,4 +178,40 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frontmatter string) {
 		checkFastPath(t, frontmatter)
 	})
+}
+
+// TestFastArenaReleased: whatever the fast path read, or gave up on
+// halfway (a nested mapping whose last value is a list, the YAML parser's
+// to read), nothing of it stays reachable from the recycled arena, and the
+// next frontmatter reads the same in a used arena as in a new one.
+func TestFastArenaReleased(t *testing.T) {
+	a := new(fastArena)
+	for _, fm := range []string{
+		"name: demo\ndescription: d\nmetadata:\n  a: b\n  c: d\n",
+		"name: demo\nmetadata:\n  a: b\n  c: [x]\n",
+		"metadata:\n  a: b\n  c: d\n  e: f\nname: x\nother: |\n  block\n",
+		"name: demo\n",
+	} {
+		root, ok := a.read([]byte(fm))
+		var doc yaml.Node
+		if ok {
+			if err := yaml.Unmarshal([]byte(fm), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if d := sameNode(root, doc.Content[0], ""); d != "" {
+				t.Errorf("in a used arena, the fast path differs from yaml.v3: %s\n%s", d, fm)
+			}
+		}
+		a.release()
+		for i, n := range a.nodes[:cap(a.nodes)] {
+			if !reflect.ValueOf(n).IsZero() {
+				t.Fatalf("after %q: node %d kept: %+v", fm, i, n)
+			}
+		}
+		for i, c := range a.children[:cap(a.children)] {
+			if c != nil {
+				t.Fatalf("after %q: child %d kept", fm, i)
+			}
+		}
+	}
 }

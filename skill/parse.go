@@ -43,18 +43,20 @@ const lineOffset = 1
 // is named dirName. An empty dirName skips the comparison with the
 // directory name, for content that has no directory yet. Parse returns the
 // skill when no error Problem was found (warnings may accompany it), else
-// nil. The returned Skill keeps content as Raw without copying it.
+// nil. The returned Skill keeps content as Raw without copying it, and its
+// strings (Body, and the frontmatter values of the usual plain
+// frontmatter) share its memory: the caller leaves content unmodified.
 func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	limits := opts.Limits.withDefaults()
 	sp, problems := splitFrontmatter(content, limits.MaxFrontmatterBytes)
 	if hasError(problems) {
 		return nil, problems
 	}
-	root, release, p := decodeMapping(sp.yaml)
+	root, arena, p := decodeMapping(sp.yaml)
 	if p != nil {
 		return nil, append(problems, *p)
 	}
-	defer release()
+	defer arena.release()
 	budget := frontmatterBudget(len(sp.yaml), limits.MaxFrontmatterNodes)
 	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget,
 		maxDepth: limits.MaxFrontmatterDepth, maxProblems: limits.MaxProblems}
@@ -74,12 +76,12 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 var fastPath = true
 
 // decodeMapping parses the frontmatter YAML and returns its top-level
-// mapping, with the function to call once it is read, or the one Problem
-// that makes it unusable.
-func decodeMapping(src []byte) (*yaml.Node, func(), *Problem) {
+// mapping, with the arena to release once it is read (nil when the YAML
+// parser read it), or the one Problem that makes it unusable.
+func decodeMapping(src []byte) (*yaml.Node, *fastArena, *Problem) {
 	if fastPath {
-		if root, release, ok := fastMapping(src); ok {
-			return root, release, nil
+		if root, arena, ok := fastMapping(src); ok {
+			return root, arena, nil
 		}
 	}
 	var doc yaml.Node
@@ -103,7 +105,7 @@ func decodeMapping(src []byte) (*yaml.Node, func(), *Problem) {
 		p := problemAt(Error, "skill-yaml-not-mapping", "", root, "the frontmatter must be a YAML mapping, not "+kindName(root))
 		return nil, nil, &p
 	}
-	return root, func() {}, nil
+	return root, nil, nil
 }
 
 // yamlErrorLine extracts the line from a yaml.v3 message such as

@@ -82,7 +82,9 @@ func (d *dirHandle) openStream(rel string, max int64) (io.ReadCloser, int64, err
 // with errors of its own, which are returned as they are.
 func replaced(error) bool { return false }
 
-func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
+// readFile reads the regular file rel below d, as its Unix twin does, in
+// memory of its own: io.ReadAll learns the size as it reads.
+func (d *dirHandle) readFile(rel string, max int64, _ *chunk) ([]byte, fs.FileMode, error) {
 	f, err := d.r.Open(rel)
 	if err != nil {
 		return nil, 0, err

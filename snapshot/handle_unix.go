@@ -138,9 +138,9 @@ func replaced(err error) bool {
 	return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) || errors.Is(err, unix.ENOTDIR)
 }
 
-// readFile reads the regular file rel below d. It returns errNotRegular
-// for anything else, and errTooLarge past max bytes.
-func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error) {
+// readFile reads the regular file rel below d into memory from mem. It
+// returns errNotRegular for anything else, and errTooLarge past max bytes.
+func (d *dirHandle) readFile(rel string, max int64, mem *chunk) ([]byte, fs.FileMode, error) {
 	fd, st, err := d.openRegular(rel, max)
 	if err != nil {
 		return nil, 0, err
@@ -149,7 +149,7 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 	// One byte more than fstat reported: a short read is the end of a
 	// regular file, so the usual case costs a single read; a file that grew
 	// meanwhile keeps being read, and held to max.
-	b := make([]byte, st.Size+1)
+	b := mem.buffer(st.Size + 1)
 	n := 0
 	for {
 		m, err := unix.Read(fd, b[n:])
@@ -168,7 +168,7 @@ func (d *dirHandle) readFile(rel string, max int64) ([]byte, fs.FileMode, error)
 		}
 		b = append(b, make([]byte, len(b))...)
 	}
-	return b[:n:n], fs.FileMode(st.Mode & 0o777), nil
+	return mem.keep(b[:n]), fs.FileMode(st.Mode & 0o777), nil
 }
 
 // mkdir makes the directory name inside d with mode 0755 whatever the

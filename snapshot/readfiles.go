@@ -84,9 +84,10 @@ func startReaders(limits Limits, hold func(pkg string) bool) *readers {
 	r := &readers{max: limits, hold: hold, queue: make(chan []*fileRead, queuedBatches)}
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		r.wg.Go(func() {
+			var mem chunk // this reader's alone
 			for batch := range r.queue {
 				for _, fr := range batch {
-					r.read(fr)
+					r.read(fr, &mem)
 				}
 			}
 		})
@@ -94,7 +95,7 @@ func startReaders(limits Limits, hold func(pkg string) bool) *readers {
 	return r
 }
 
-func (r *readers) read(fr *fileRead) {
+func (r *readers) read(fr *fileRead, mem *chunk) {
 	defer fr.dir.release()
 	switch {
 	case r.stop.Load():
@@ -105,7 +106,7 @@ func (r *readers) read(fr *fileRead) {
 		// judged (regular, within MaxFileBytes) exactly as a read one.
 		fr.size, fr.mode, fr.err = fr.dir.statFile(fr.rel, r.max.MaxFileBytes)
 	default:
-		fr.b, fr.mode, fr.err = fr.dir.readFile(fr.rel, r.max.MaxFileBytes)
+		fr.b, fr.mode, fr.err = fr.dir.readFile(fr.rel, r.max.MaxFileBytes, mem)
 	}
 	fr.read = true
 	if !fr.deferred {
