@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/syncbuf"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -80,8 +82,8 @@ func TestOverlaysReachServersAndNeverTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log logBuffer
-	h := newHost(t, []Plugin{p}, Options{Overlays: c.Overlays, Logger: log.logger()})
+	var log syncbuf.Buffer
+	h := newHost(t, []Plugin{p}, Options{Overlays: c.Overlays, Logger: logger(&log)})
 	h.Start(context.Background())
 	var info serverInfo
 	callJSON(t, h, "p_local_info", nil, &info)

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/internal/syncbuf"
 	"github.com/plugkit/plugkit/internal/testbin"
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/snapshot"
@@ -194,22 +194,5 @@ func statusOf(t testing.TB, h *Host, id string) ServerStatus {
 	return ServerStatus{}
 }
 
-// logBuffer is a Logger writing into a buffer, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+// logger is a Logger writing into log.
+func logger(log *syncbuf.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(log, nil)) }

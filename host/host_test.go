@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plugkit/plugkit/internal/syncbuf"
 	"github.com/plugkit/plugkit/mcprun"
 )
 
@@ -170,8 +171,8 @@ func TestToolNamesStableAcrossInstalls(t *testing.T) {
 // next call, with backoff when it keeps dying.
 func TestServerKilledIsReportedAndRestarted(t *testing.T) {
 	alpha := loadPlugin(t, writePlugin(t, pluginSpec{name: "alpha", servers: `{"one": {"type": "stdio", "command": "./bin/server"}}`}))
-	var log logBuffer
-	h := newHost(t, []Plugin{alpha}, Options{Logger: log.logger(), MinBackoff: 400 * time.Millisecond, MaxBackoff: 2 * time.Second})
+	var log syncbuf.Buffer
+	h := newHost(t, []Plugin{alpha}, Options{Logger: logger(&log), MinBackoff: 400 * time.Millisecond, MaxBackoff: 2 * time.Second})
 	var first serverInfo
 	callJSON(t, h, "alpha_one_info", nil, &first)
 

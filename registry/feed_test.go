@@ -1,19 +1,18 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/internal/syncbuf"
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/blobs"
 	"github.com/plugkit/plugkit/registry/store/postgres"
@@ -49,7 +48,7 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	var bLog lockedBuffer
+	var bLog syncbuf.Buffer
 	a, b := newServerFor(t, replica(nil)), replica(slog.New(slog.NewJSONHandler(&bLog, nil)))
 	bs := newServerFor(t, b)
 	// The gauge moves after the caches are switched, so once it reads
@@ -84,7 +83,7 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	exec(`ALTER DATABASE ` + dbName + ` ALLOW_CONNECTIONS false`)
 	exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'plugkit change feed'`, dbName)
 	eventually(t, "B's feed down", feedUp(b, false))
-	lost := bLog.feedLines(t)[0]
+	lost := feedLines(t, &bLog)[0]
 	if lost["level"] != "WARN" || lost["cause"] != "connection" ||
 		!strings.Contains(fmt.Sprint(lost["err"]), "terminating connection due to administrator command") {
 		t.Fatalf("B logged the loss as %v", lost)
@@ -117,14 +116,14 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	}
 
 	eventually(t, "B logs a refused reconnection", func() error {
-		if lines := bLog.feedLines(t); len(lines) < 2 {
+		if lines := feedLines(t, &bLog); len(lines) < 2 {
 			return fmt.Errorf("B logged %v", lines)
 		}
 		return nil
 	})
 	exec(`ALTER DATABASE ` + dbName + ` ALLOW_CONNECTIONS true`)
 	eventually(t, "B's feed up again", feedUp(b, true))
-	lines := bLog.feedLines(t)
+	lines := feedLines(t, &bLog)
 	if len(lines) != 3 || lines[1]["level"] != "WARN" || !strings.Contains(fmt.Sprint(lines[1]["err"]), "is not currently accepting connections") ||
 		lines[2]["msg"] != "change feed back" || lines[2]["down_ms"] == nil {
 		t.Fatalf("B's log of the feed, want the loss, the first refused connection and the return:\n%v", lines)
@@ -144,27 +143,13 @@ func TestChangeFeedDownBypassesCaches(t *testing.T) {
 	})
 }
 
-// lockedBuffer is a log that the test reads while the server writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// feedLines are the JSON log lines about the change feed so far.
-func (b *lockedBuffer) feedLines(t *testing.T) []map[string]any {
+// feedLines are the JSON log lines about the change feed in log so far.
+func feedLines(t *testing.T, log *syncbuf.Buffer) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var lines []map[string]any
-	for l := range bytes.Lines(b.buf.Bytes()) {
+	for l := range strings.Lines(log.String()) {
 		var m map[string]any
-		if err := json.Unmarshal(l, &m); err != nil {
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("log line %q: %v", l, err)
 		}
 		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, "change feed") {

@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/cli"
 	"github.com/plugkit/plugkit/internal/cli/clitest"
+	"github.com/plugkit/plugkit/internal/syncbuf"
 )
 
 // homePlugin writes a plugin with one skill and the given mcp.json servers
@@ -325,7 +325,7 @@ func holdWriter(t *testing.T, home string) func() {
 	cli.IsTerminal = func(io.Reader) bool { return true }
 	src := homePlugin(t, filepath.Join(t.TempDir(), "waiting"), "waiting", "1", nil)
 	pr, pw := io.Pipe()
-	errw := &syncWriter{w: &bytes.Buffer{}}
+	errw := &syncbuf.Buffer{}
 	root := cli.NewRootCmd(io.Discard, errw)
 	root.SetIn(pr)
 	root.SetArgs([]string{"install", src, "--home", home})
@@ -348,24 +348,6 @@ func holdWriter(t *testing.T, home string) func() {
 		<-done
 		cli.IsTerminal = old
 	}
-}
-
-// syncWriter serialises writes from the waiting install's goroutine.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.(*bytes.Buffer).String()
 }
 
 // TestInstallPolicyVerbs: --policy stores the policy, the lock records

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/internal/syncbuf"
 )
 
 // progressCmd is a command whose stderr is a buffer that the test treats
@@ -196,7 +197,7 @@ func TestBarFrame(t *testing.T) {
 // TestBarStopsWithContext: a bar whose command is cancelled stops drawing
 // (its last frame stays), and ending it afterwards draws nothing more.
 func TestBarStopsWithContext(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	b := startBar(ctx, &out, "pull", 10, false, 0)
 	time.Sleep(50 * time.Millisecond)
@@ -207,22 +208,4 @@ func TestBarStopsWithContext(t *testing.T) {
 	if drawn == "" || out.String() != drawn || strings.Contains(drawn, "10 / 10") {
 		t.Errorf("drawn before the cancel %q, after the end %q", drawn, out.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
