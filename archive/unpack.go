@@ -43,7 +43,8 @@ type UnpackOptions struct {
 	// may keep it): the snapshot Unpack returns lists every path and mode
 	// with nil data. A caller that only writes the files out then holds
 	// what it has not written yet rather than the whole payload (plugkit
-	// unpack: 23,600 page faults for a 60 MiB plugin, against tar's 300).
+	// unpack of a 60 MiB plugin: 23,600 page faults with the data kept
+	// and the archive read whole, 5,300 streamed without it; tar 312).
 	NoData bool
 }
 

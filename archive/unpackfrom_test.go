@@ -3,12 +3,15 @@ package archive_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"testing"
 	"testing/iotest"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -117,4 +120,48 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// TestUnpackFromNoDataHoldsLittle: read from a stream with NoData, an
+// archive of 8 MiB of files costs what is being read and the collector's
+// slack (about a quarter of the payload here, as the slack is a tenth of
+// the live heap, which holds the test's archive), where Unpack holds the
+// whole payload (which shows the measure can fail).
+func TestUnpackFromNoDataHoldsLittle(t *testing.T) {
+	files := map[string][]byte{}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const n, size = 64, 128 << 10
+	for i := range n {
+		b := make([]byte, size)
+		for j := range b {
+			b[j] = byte(rnd.Uint32())
+		}
+		files[fmt.Sprintf("f%02d", i)] = b
+	}
+	s, _ := snapshot.FromFiles(files)
+	b, err := archive.Pack(s, archive.PackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, files = nil, nil // the archive alone stays
+	payload := uint64(n * size)
+	var got int
+	streamed, _ := hostile.Heap(func() {
+		_, err = archive.UnpackFrom(bytes.NewReader(b), archive.UnpackOptions{NoData: true,
+			OnFile: func(_ string, _ fs.FileMode, data []byte) error { got += len(data); return nil }})
+	})
+	if err != nil || got != n*size {
+		t.Fatalf("UnpackFrom: %v, %d bytes given to OnFile", err, got)
+	}
+	held, _ := hostile.Heap(func() { _, err = archive.Unpack(b, archive.UnpackOptions{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("peak heap for %d bytes of files: streamed with NoData %d, Unpack %d", payload, streamed, held)
+	if streamed > payload/2 {
+		t.Errorf("UnpackFrom with NoData peaked at %d bytes of heap for %d bytes of files, want at most half", streamed, payload)
+	}
+	if held < payload*9/10 {
+		t.Errorf("Unpack peaked at %d bytes for %d bytes of files: the measure cannot see them held", held, payload)
+	}
 }
