@@ -141,10 +141,17 @@ func (n Node) Raw() []byte {
 // with Equal to avoid it.
 func (n Node) Str() string {
 	v := n.node()
-	if v.kind() == String && !v.esc() {
-		return string(v.text(n.t.src))
+	switch v.kind() {
+	case String:
+		raw := v.text(n.t.src)
+		if !v.esc() {
+			return string(raw)
+		}
+		return string(appendUnescaped(make([]byte, 0, len(raw)), raw))
+	case Number:
+		return string(n.Raw())
 	}
-	return string(n.AppendStr(nil))
+	return ""
 }
 
 // AppendStr appends what Str returns to dst, without allocating beyond
