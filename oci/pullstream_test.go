@@ -13,6 +13,7 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	measure "github.com/plugkit/plugkit/internal/hostile"
@@ -200,4 +201,49 @@ func TestPullStreamErrors(t *testing.T) {
 	if read > a.LayerDescriptor.Size/2 {
 		t.Errorf("after the first file failed, %d bytes of the %d-byte layer were read", read, a.LayerDescriptor.Size)
 	}
+}
+
+// FuzzPullStream: whatever the layer holds, a streamed pull of it reads
+// as a pull of the layer held whole: the same error, or the same plugin
+// from the same files.
+func FuzzPullStream(f *testing.F) {
+	a := exampleArtifact(f)
+	f.Add(a.Layer)
+	f.Add(gnuTarLink(f))
+	f.Add(gnuTarLayer(f, map[string]string{"release-notes/plugin.json": `{"name":"release-notes"}`, "release-notes/x/y": "z"}))
+	f.Add(sameSize(a.Layer, len(a.Layer)+1024))
+	f.Add(a.Layer[:len(a.Layer)/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, layer []byte) {
+		ctx := context.Background()
+		store := memory.New()
+		push := func(mediaType string, b []byte) ocispec.Descriptor {
+			d := content.NewDescriptorFromBytes(mediaType, b)
+			if err := store.Push(ctx, d, bytes.NewReader(b)); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		m := mustJSON(pluginManifest(push(oci.ConfigMediaType, a.Config), push(oci.LayerMediaType, layer)))
+		desc := push(oci.ManifestMediaType, m)
+		whole, werr := oci.PullDescriptor(ctx, store, desc, oci.PullOptions{})
+		given := map[string][]byte{}
+		streamed, serr := oci.PullDescriptor(ctx, store, desc, oci.PullOptions{Stream: true,
+			OnFile: func(p string, _ fs.FileMode, data []byte) error { given[p] = data; return nil }})
+		if werr != nil || serr != nil {
+			if werr == nil || serr == nil || werr.Error() != serr.Error() {
+				t.Fatalf("whole: %v\nstreamed: %v", werr, serr)
+			}
+			return
+		}
+		ws := whole.Package.Snapshot
+		if !reflect.DeepEqual(ws.Paths(), streamed.Package.Snapshot.Paths()) || !reflect.DeepEqual(whole.Package.Diagnostics, streamed.Package.Diagnostics) {
+			t.Fatalf("whole %v %v\nstreamed %v %v", ws.Paths(), whole.Package.Diagnostics, streamed.Package.Snapshot.Paths(), streamed.Package.Diagnostics)
+		}
+		for p, data := range ws.Files {
+			if !bytes.Equal(given[p], data) {
+				t.Fatalf("%s: given %q, want %q", p, given[p], data)
+			}
+		}
+	})
 }
