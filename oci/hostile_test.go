@@ -3,6 +3,7 @@ package oci_test
 import (
 	"context"
 	"errors"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,10 +115,23 @@ func hostileArtifacts(t *testing.T) []hostile {
 		{"layer digest lie", func(l *layoutBuilder, a *oci.Artifact) {
 			cfg, layer := goodBlobs(l, a)
 			evil := packed(t, map[string][]byte{"plugin.json": exampleFiles["plugin.json"]}, "release-notes")
-			evil = append(evil, make([]byte, len(a.Layer)-len(evil))...) // same size
-			l.blobAt(layer.Digest, evil)
+			l.blobAt(layer.Digest, sameSize(evil, len(a.Layer)))
 			l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
 		}, oci.ErrDescriptor, oci.PullOptions{}},
+		// Streamed, the layer is unpacked before its digest is known; a
+		// lie is still the error, whatever the lying bytes hold.
+		{"layer digest lie holding a link", func(l *layoutBuilder, a *oci.Artifact) {
+			cfg, layer := goodBlobs(l, a)
+			l.blobAt(layer.Digest, sameSize(gnuTarLink(t), len(a.Layer)))
+			l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+		}, oci.ErrDescriptor, oci.PullOptions{}},
+		{"layer digest lie holding a rejected plugin", func(l *layoutBuilder, a *oci.Artifact) {
+			cfg, layer := goodBlobs(l, a)
+			evil := packed(t, map[string][]byte{"plugin.json": []byte(`{"name":"release-notes"}`)}, "release-notes")
+			l.blobAt(layer.Digest, sameSize(evil, len(a.Layer)))
+			l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+		}, oci.ErrDescriptor, oci.PullOptions{}},
+		{"layer size lie over a smaller layer", manifest(func(m map[string]any) { m["layers"].([]ocispec.Descriptor)[0].Size -= 10 }), oci.ErrDescriptor, oci.PullOptions{}},
 		{"manifest digest lie", func(l *layoutBuilder, a *oci.Artifact) {
 			goodBlobs(l, a)
 			d := l.manifest(oci.ManifestMediaType, a.Manifest, "x")
@@ -177,6 +191,9 @@ func hostileArtifacts(t *testing.T) []hostile {
 	}
 }
 
+// sameSize pads an archive with zeros (which end any archive) to n bytes.
+func sameSize(b []byte, n int) []byte { return append(b, make([]byte, n-len(b))...) }
+
 // pullLayout opens the hand-made layout and pulls sel: oras-go reads every
 // manifest the index lists when it opens a layout, so some lies are
 // refused there.
@@ -197,10 +214,10 @@ func mustJSON(v any) []byte {
 }
 
 // Every refusal of the profile, each with a hand-made hostile artifact,
-// fails with its own error; nothing is returned.
+// fails with its own error; nothing is returned. Streamed or not.
 func TestPullRefusesHostileArtifacts(t *testing.T) {
 	a := exampleArtifact(t)
-	for _, c := range hostileArtifacts(t) {
+	for c := range streamedOrNot(hostileArtifacts(t)) {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLayout(t)
 			c.build(l, a)
@@ -216,6 +233,24 @@ func TestPullRefusesHostileArtifacts(t *testing.T) {
 				t.Fatalf("Pull = %v, %v; want %v", p, err, c.want)
 			}
 		})
+	}
+}
+
+// streamedOrNot yields each case as it is, then each again with
+// PullOptions.Stream.
+func streamedOrNot(cases []hostile) iter.Seq[hostile] {
+	return func(yield func(hostile) bool) {
+		for _, stream := range []bool{false, true} {
+			for _, c := range cases {
+				if stream {
+					c.name += " (streamed)"
+					c.opts.Stream = true
+				}
+				if !yield(c) {
+					return
+				}
+			}
+		}
 	}
 }
 

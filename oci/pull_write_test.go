@@ -57,7 +57,7 @@ func TestPullWritingRefusalLeavesNothing(t *testing.T) {
 		},
 		want: oci.ErrConfig,
 	})
-	for _, c := range cases {
+	for c := range streamedOrNot(cases) {
 		t.Run(c.name, func(t *testing.T) {
 			l := newLayout(t)
 			c.build(l, a)

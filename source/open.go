@@ -66,6 +66,12 @@ type Options struct {
 	// write the plugin while it is checked; it must undo what it wrote
 	// when Open fails. Other kinds of source never call it.
 	OnFile func(path string, mode fs.FileMode, data []byte) error
+	// Stream unpacks an OCI layer as it is fetched and keeps neither it
+	// nor the bytes of the files the loader does not read (see
+	// oci.PullOptions.Stream): Plugin.Archive is nil, and the Package's
+	// Snapshot holds nil data for those files. For a caller that writes
+	// the files out through OnFile and needs nothing more.
+	Stream bool
 }
 
 // Errors of Open.
@@ -165,7 +171,7 @@ func openOCI(ctx context.Context, src Source, opts Options) (*Plugin, error) {
 	defer store.Close()
 	lim := opts.OCILimits
 	lim.Archive = opts.Limits
-	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load, OnFile: opts.OnFile})
+	op, err := oci.Pull(ctx, store, src.OCI.Selector(), oci.PullOptions{Limits: lim, Load: opts.Load, OnFile: opts.OnFile, Stream: opts.Stream})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}

@@ -36,10 +36,10 @@ func newPullCmd() *cobra.Command {
 oci-layout:PATH[:TAG][@DIGEST], PATH a layout directory or tar), checks the
 artifact against the plugin profile before using it (manifest, config and
 layer types, sizes and digests against their descriptors, limits, the
-config against plugin.json, every layer entry under NAME/), unpacks and
-validates the plugin in memory, and writes it without the NAME/ folder into
-a temporary sibling of DIR (as the layer is unpacked), renamed into place
-once the plugin is accepted. DIR must not exist or be an empty directory;
+config against plugin.json, every layer entry under NAME/), and unpacks
+the layer as it arrives, hashing it on the way, into a temporary sibling of
+DIR without the NAME/ folder. The sibling is renamed into place once the
+layer matched its digest and the plugin is validated and accepted. DIR must not exist or be an empty directory;
 on any refusal the sibling is removed and DIR left as it was.
 
 A layout that lists several plugins is read only by digest. Registries are
@@ -68,11 +68,12 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			if err != nil {
 				return Usage(err)
 			}
-			// Files are written while the layer is unpacked, and removed
-			// if the plugin is then refused.
+			// Files are written while the layer is fetched and unpacked,
+			// and removed if the plugin is then refused; memory holds what
+			// is not written yet, not the layer and its payload.
 			out := &newDir{path: args[1]}
 			defer out.abort()
-			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote, OnFile: out.write})
+			p, err := source.Open(cmd.Context(), src, source.Options{Remote: remote, OnFile: out.write, Stream: true})
 			if err != nil {
 				return Explain(cmd, OCIFailure(ref, err))
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
@@ -63,5 +65,37 @@ func TestPullRejectedPluginLeavesNothing(t *testing.T) {
 	mustRun(t, "pull", "oci-layout:"+layoutOf(pkg.Snapshot)+":1.2.0", dir)
 	if got, err := snapshot.ReadDir(dir, snapshot.Options{Strict: true}); err != nil || !got.Equal(pkg.Snapshot) {
 		t.Errorf("pulled %v (%v), want the example", got.Paths(), err)
+	}
+
+	// Pull writes the files as the layer arrives, before its digest is
+	// known: a layer that is not the one the manifest names (here a valid
+	// archive of another plugin.json, padded to the same size) exits 1
+	// and leaves nothing either.
+	lie := layoutOf(pkg.Snapshot)
+	other := &snapshot.Snapshot{Files: map[string][]byte{"plugin.json": bad.Files["plugin.json"], "README.md": []byte("evil")}}
+	evil, err := archive.Pack(other, archive.PackOptions{Root: "release-notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, _ := filepath.Glob(filepath.Join(lie, "blobs", "sha256", "*"))
+	replaced := false
+	for _, blob := range layers {
+		b, err := os.ReadFile(blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > len(evil) && bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+			replaced = os.WriteFile(blob, append(evil, make([]byte, len(b)-len(evil))...), 0o644) == nil
+		}
+	}
+	if !replaced {
+		t.Fatal("no layer to replace")
+	}
+	code, stdout, stderr = runCLI(t, "pull", "oci-layout:"+lie+":1.2.0", filepath.Join(parent, "lie"))
+	if code != 1 || !strings.Contains(stderr, "hashes to") {
+		t.Errorf("layer digest lie: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
