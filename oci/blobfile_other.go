@@ -8,8 +8,9 @@ import (
 	"os"
 )
 
-// openBlob opens the regular file at path for reading.
-func openBlob(path string) (io.ReadCloser, error) { return os.Open(path) }
+// openBlob opens the regular file at path (of size bytes when it was
+// sized: the unix version's hint) for reading.
+func openBlob(path string, _ int64) (io.ReadCloser, error) { return os.Open(path) }
 
 // regularSize is the size of the regular file at path (followed if a
 // symbolic link), named name in errors; anything else is refused.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -507,17 +506,24 @@ func (s stageFrom) later(desc ocispec.Descriptor) error {
 // index and oci-layout, as a layout tar. A blob read from its source that
 // does not match its descriptor stops it with ErrDescriptor.
 func (s *stage) writeTar(ctx context.Context, w io.Writer, index []byte) error {
-	names := make(map[string]stagedBlob, len(s.blobs))
-	for d, b := range s.blobs {
-		name, _ := blobName(d) // Push, add or Pull checked it
-		names[name] = b
+	// The names, each with its digest, sorted: a map from names to copies
+	// of the staged blobs was the most of what writing the tar allocated.
+	type named struct {
+		name string
+		d    digest.Digest
 	}
+	names := make([]named, 0, len(s.blobs))
+	for d := range s.blobs {
+		name, _ := blobName(d) // Push, add or Pull checked it
+		names = append(names, named{name, d})
+	}
+	slices.SortFunc(names, func(a, b named) int { return strings.Compare(a.name, b.name) })
 	tw := archive.NewTarWriter(w)
-	for _, name := range slices.Sorted(maps.Keys(names)) {
+	for _, n := range names {
 		if err := ctx.Err(); err != nil { // interrupted: the tar is discarded
 			return err
 		}
-		if err := writeBlob(ctx, tw, name, names[name], s.f); err != nil {
+		if err := writeBlob(ctx, tw, n.name, s.blobs[n.d], s.f); err != nil {
 			return err
 		}
 	}

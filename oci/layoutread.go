@@ -126,7 +126,7 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 		level = append(level, plain(d))
 	}
 	for len(level) > 0 {
-		var nodes []ocispec.Descriptor
+		nodes := make([]ocispec.Descriptor, 0, len(level))
 		for _, node := range level {
 			// plugkit reads sha256 content only: a node named otherwise
 			// can be no plugin or referrer it reads, and is left unread.
@@ -147,8 +147,13 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 				return l.err
 			}
 			r.addManifest(nodes[i], l)
+			// Only a manifest or index lists more: the configs and layers
+			// a level lists (most of what it lists) are not carried to the
+			// next, which would skip them.
 			for _, s := range l.lists {
-				level = append(level, plain(s))
+				if isManifestType(s.MediaType) {
+					level = append(level, plain(s))
+				}
 			}
 		}
 	}
@@ -302,10 +307,11 @@ func (d dirFiles) open(name string) (io.ReadCloser, error) {
 	// A named pipe would block the reader, a device have effects: only
 	// regular files are blobs, and only they are opened (openBlob).
 	path := d.path(name)
-	if _, err := regularSize(path, name); err != nil {
+	size, err := regularSize(path, name)
+	if err != nil {
 		return nil, err
 	}
-	return openBlob(path)
+	return openBlob(path, size)
 }
 
 func (d dirFiles) size(name string) (int64, error) { return regularSize(d.path(name), name) }

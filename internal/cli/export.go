@@ -14,7 +14,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { verbs = append(verbs, newExportCmd) }
+func init() { addVerb("export", newExportCmd) }
 
 // exportResult is export's --json document.
 type exportResult struct {

@@ -117,31 +117,48 @@ func TestExportCheckFlag(t *testing.T) {
 }
 
 // Export without --check still refuses a layer whose bytes are not the
-// ones its descriptor names (found as the layer is copied into the tar),
-// and writes nothing.
+// ones its descriptor names (found as the layer is copied into the tar):
+// another byte, one byte less or more, or no file at all; and writes
+// nothing.
 func TestExportRefusesLayerDigestLie(t *testing.T) {
 	clitest.OCIEnv(t)
-	layout := examplePluginLayout(t)
-	var manifest struct {
-		Layers []struct{ Digest string }
-	}
-	idx := readFile(t, filepath.Join(layout, "index.json"))
-	var index struct {
-		Manifests []struct{ Digest string }
-	}
-	json.Unmarshal(idx, &index)
-	json.Unmarshal(readFile(t, filepath.Join(layout, "blobs", "sha256", strings.TrimPrefix(index.Manifests[0].Digest, "sha256:"))), &manifest)
-	layerFile := filepath.Join(layout, "blobs", "sha256", strings.TrimPrefix(manifest.Layers[0].Digest, "sha256:"))
-	b := readFile(t, layerFile)
-	b[len(b)/2] ^= 1
-	os.WriteFile(layerFile, b, 0o644)
-	for _, flags := range [][]string{nil, {"--check"}} {
-		out := t.TempDir()
-		args := append([]string{"export", "oci-layout:" + layout + ":1.2.0", filepath.Join(out, "airgap.tar"), "--json"}, flags...)
-		code, stdout, _ := runCLI(t, args...)
-		if code != 1 || !strings.Contains(stdout, `"`+CodeDigest+`"`) {
-			t.Errorf("export %v of a layer that lies: exit %d %s", flags, code, stdout)
-		}
-		assertEmpty(t, out)
+	for _, c := range []struct {
+		name   string
+		change func(b []byte) []byte // nil: the file is removed
+		code   int
+		want   string
+	}{
+		{"another byte", func(b []byte) []byte { b[len(b)/2] ^= 1; return b }, 1, CodeDigest},
+		{"truncated", func(b []byte) []byte { return b[:len(b)-1] }, 1, CodeDigest},
+		{"one byte more", func(b []byte) []byte { return append(b, 0) }, 1, CodeDigest},
+		{"missing", nil, 1, CodeNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			layout := examplePluginLayout(t)
+			var manifest struct {
+				Layers []struct{ Digest string }
+			}
+			idx := readFile(t, filepath.Join(layout, "index.json"))
+			var index struct {
+				Manifests []struct{ Digest string }
+			}
+			json.Unmarshal(idx, &index)
+			json.Unmarshal(readFile(t, filepath.Join(layout, "blobs", "sha256", strings.TrimPrefix(index.Manifests[0].Digest, "sha256:"))), &manifest)
+			layerFile := filepath.Join(layout, "blobs", "sha256", strings.TrimPrefix(manifest.Layers[0].Digest, "sha256:"))
+			if c.change == nil {
+				os.Remove(layerFile)
+			} else {
+				os.WriteFile(layerFile, c.change(readFile(t, layerFile)), 0o644)
+			}
+			for _, flags := range [][]string{nil, {"--check"}} {
+				out := t.TempDir()
+				args := append([]string{"export", "oci-layout:" + layout + ":1.2.0", filepath.Join(out, "airgap.tar"), "--json"}, flags...)
+				code, stdout, _ := runCLI(t, args...)
+				if code != c.code || !strings.Contains(stdout, `"`+c.want+`"`) {
+					t.Errorf("export %v of a layer %s: exit %d %s, want exit %d and %q", flags, c.name, code, stdout, c.code, c.want)
+				}
+				assertEmpty(t, out)
+			}
+		})
 	}
 }
