@@ -1,6 +1,6 @@
 package snapshot
 
-import "github.com/plugkit/plugkit/internal/hugepage"
+import "github.com/plugkit/plugkit/internal/pages"
 
 // chunkSize is the memory a reader cuts small files from at once, and
 // chunkLargest the largest file cut from it: a larger one has an
@@ -13,7 +13,7 @@ const (
 // bigChunkSize is the size of a reader's chunks after its first: a plugin
 // with more small files than one chunk holds is a large one, and a chunk
 // this size spans at least one whole huge page, which its reader asks the
-// kernel for (package hugepage). Reading 5,000 SKILL.md files, the first
+// kernel for (package pages). Reading 5,000 SKILL.md files, the first
 // touch of the memory they were copied into was half the page faults left
 // (1,840 of 3,521), each 13-15 µs on the machine of issue 15.
 const bigChunkSize = 4 << 20
@@ -85,6 +85,6 @@ func (c *chunk) next() []byte {
 		return make([]byte, chunkSize)
 	}
 	b := make([]byte, bigChunkSize)
-	hugepage.Advise(b)
+	pages.Huge(b)
 	return b
 }
