@@ -1,5 +1,7 @@
 package snapshot
 
+import "github.com/plugkit/plugkit/internal/pages"
+
 // chunkSize is the memory a reader cuts small files from at once, and
 // chunkLargest the largest file cut from it: a larger one has an
 // allocation of its own, so that a chunk's unused end stays small.
@@ -7,6 +9,14 @@ const (
 	chunkSize    = 256 << 10
 	chunkLargest = chunkSize / 8
 )
+
+// bigChunkSize is the size of a reader's chunks after its first: a plugin
+// with more small files than one chunk holds is a large one, and a chunk
+// this size spans at least one whole huge page, which its reader asks the
+// kernel for (package pages). Reading 5,000 SKILL.md files, the first
+// touch of the memory they were copied into was half the page faults left
+// (1,840 of 3,521), each 13-15 µs on the machine of issue 15.
+const bigChunkSize = 4 << 20
 
 // chunk is the memory one reader reads small files into: one allocation
 // serves many files, each cut to its exact size. Allocated one by one, a
@@ -27,6 +37,7 @@ const (
 type chunk struct {
 	free    []byte // what is left of the chunk being cut
 	scratch []byte // where small files are read first
+	cut     bool   // a first chunk was cut: the next ones are big
 }
 
 // buffer returns memory to read a file of n bytes into, n counting the
@@ -58,10 +69,22 @@ func (c *chunk) keep(b []byte) []byte {
 		return append([]byte(nil), b...)
 	}
 	if len(c.free) < n {
-		c.free = make([]byte, chunkSize)
+		c.free = c.next()
 	}
 	out := c.free[:n:n]
 	c.free = c.free[n:]
 	copy(out, b)
 	return out
+}
+
+// next returns a new chunk to cut files from: chunkSize the first time,
+// then bigChunkSize asked to be backed by huge pages.
+func (c *chunk) next() []byte {
+	if !c.cut {
+		c.cut = true
+		return make([]byte, chunkSize)
+	}
+	b := make([]byte, bigChunkSize)
+	pages.Huge(b)
+	return b
 }

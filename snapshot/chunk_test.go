@@ -71,3 +71,20 @@ func TestChunkKeep(t *testing.T) {
 		t.Errorf("an empty file reads as %v", e)
 	}
 }
+
+// TestChunkSizes: a reader's first chunk is small, so that a small plugin
+// holds little; the following ones are big, for huge pages.
+func TestChunkSizes(t *testing.T) {
+	var c chunk
+	var sizes []int
+	for range 2*chunkSize/chunkLargest + 1 {
+		before := len(c.free)
+		c.keep(c.buffer(chunkLargest + 1)[:chunkLargest])
+		if len(c.free) > before { // a new chunk, the file cut from its start
+			sizes = append(sizes, len(c.free)+chunkLargest)
+		}
+	}
+	if len(sizes) != 2 || sizes[0] != chunkSize || sizes[1] != bigChunkSize {
+		t.Errorf("chunks of %v bytes, want %d then %d", sizes, chunkSize, bigChunkSize)
+	}
+}

@@ -1,6 +1,10 @@
 package cli
 
-import "io"
+import (
+	"io"
+
+	"github.com/plugkit/plugkit/internal/pages"
+)
 
 // aheadWriter writes to w in a goroutine of its own, one buffer behind its
 // caller, so that the caller's work and the writing share the CPUs: export
@@ -27,8 +31,8 @@ func newAheadWriter(w io.Writer, size int) *aheadWriter {
 	// Both buffers are written to the end before long (an export reads
 	// into them, page after page): their pages are mapped in now, in two
 	// calls, where each page faulted in alone.
-	prefault(a.buf)
-	prefault(other)
+	pages.Populate(a.buf)
+	pages.Populate(other)
 	a.free <- aheadResult{buf: other}
 	go func() {
 		var err error

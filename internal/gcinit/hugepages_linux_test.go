@@ -7,29 +7,21 @@ import (
 	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/plugkit/plugkit/internal/hostile"
+	"github.com/plugkit/plugkit/internal/pages"
 )
-
-// faults is the number of minor page faults of the process so far.
-func faults(t *testing.T) int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return ru.Minflt
-}
 
 // fill allocates and touches n bytes of heap in pages of their own, kept
 // live, and returns them and the page faults it took.
-func fill(t *testing.T, n int) ([][]byte, int64) {
-	before := faults(t)
+func fill(n int) ([][]byte, int64) {
+	before := hostile.Faults()
 	pages := make([][]byte, 0, n/4096)
 	for range n / 4096 {
 		b := make([]byte, 4096)
 		b[0], b[4095] = 1, 1
 		pages = append(pages, b)
 	}
-	return pages, faults(t) - before
+	return pages, hostile.Faults() - before
 }
 
 // TestAskHugePagesSavesFaults: once askHugePages has run, the heap grows
@@ -38,7 +30,7 @@ func fill(t *testing.T, n int) ([][]byte, int64) {
 // reuse memory the first one faulted in. It runs in a process of its own:
 // in this one, TestRestore's collection has already asked.
 func TestAskHugePagesSavesFaults(t *testing.T) {
-	if hugePageSize() == 0 {
+	if pages.HugeSize() == 0 {
 		t.Skip("this kernel's transparent huge pages are not in madvise mode: askHugePages leaves it alone")
 	}
 	if os.Getenv("GCINIT_HUGE_CHILD") == "" {
@@ -52,9 +44,9 @@ func TestAskHugePagesSavesFaults(t *testing.T) {
 		return
 	}
 	const n = 16 << 20
-	plain, plainFaults := fill(t, n)
+	plain, plainFaults := fill(n)
 	askHugePages()
-	huge, hugeFaults := fill(t, n)
+	huge, hugeFaults := fill(n)
 	runtime.KeepAlive(plain)
 	runtime.KeepAlive(huge)
 	t.Logf("page faults filling %d MiB of heap: %d before askHugePages, %d after", n>>20, plainFaults, hugeFaults)
