@@ -158,7 +158,16 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 // plugin.json.
 func manifestOnly(t testing.TB, pluginJSON string) *oci.Artifact {
 	t.Helper()
-	s, _ := snapshot.FromFiles(map[string][]byte{"plugin.json": []byte(pluginJSON)})
+	return artifactOf(t, map[string][]byte{"plugin.json": []byte(pluginJSON)})
+}
+
+// artifactOf builds the artifact of the valid plugin of files.
+func artifactOf(t testing.TB, files map[string][]byte) *oci.Artifact {
+	t.Helper()
+	s, err := snapshot.FromFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pkg, err := agentplugin.Load(s, agentplugin.Options{})
 	if err != nil {
 		t.Fatal(err)

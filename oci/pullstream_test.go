@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	measure "github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/oci"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // bigArtifact is a valid plugin with n files of size random bytes each
@@ -26,32 +24,12 @@ import (
 // and stored in a new layout under the tag "x".
 func bigArtifact(t testing.TB, n, size int) (*oci.Layout, *oci.Artifact) {
 	t.Helper()
-	files := map[string][]byte{
-		"plugin.json":          []byte(`{"$schema":"` + schema + `","name":"big","version":"1.0.0"}`),
-		"skills/one/SKILL.md":  []byte("---\nname: one\ndescription: The first skill.\n---\nBody.\n"),
-		"mcp.json":             []byte(`{"mcpServers":{"s":{"type":"stdio","command":"./bin/s","unknown":1}}}`),
-		"skills/one/notes.txt": []byte("not read by the loader"),
-	}
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range n {
-		b := make([]byte, size)
-		for j := range b {
-			b[j] = byte(rnd.Uint32())
-		}
-		files[fmt.Sprintf("data/f%03d", i)] = b
-	}
-	s, err := snapshot.FromFiles(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg, err := agentplugin.Load(s, agentplugin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := oci.Build(pkg, oci.BuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := measure.Incompressible("data/f", n, size)
+	files["plugin.json"] = []byte(`{"$schema":"` + schema + `","name":"big","version":"1.0.0"}`)
+	files["skills/one/SKILL.md"] = []byte("---\nname: one\ndescription: The first skill.\n---\nBody.\n")
+	files["mcp.json"] = []byte(`{"mcpServers":{"s":{"type":"stdio","command":"./bin/s","unknown":1}}}`)
+	files["skills/one/notes.txt"] = []byte("not read by the loader")
+	a := artifactOf(t, files)
 	l := newLayout(t)
 	cfg, layer := goodBlobs(l, a)
 	l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
