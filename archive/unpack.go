@@ -91,8 +91,9 @@ func unpack(src interface {
 		return nil, gzipError(err)
 	}
 	defer gzipReaders.Put(zr)
+	in := newAhead(&limitedReader{r: zr, left: lim.MaxUncompressedBytes, limit: lim.MaxUncompressedBytes})
 	r := &tarReader{
-		in:    &limitedReader{r: zr, left: lim.MaxUncompressedBytes, limit: lim.MaxUncompressedBytes},
+		in:    in,
 		lim:   lim,
 		root:  opts.Root,
 		gnu:   opts.GNUMagic,
@@ -102,7 +103,9 @@ func unpack(src interface {
 		modes: make(map[string]fs.FileMode),
 		dirs:  make(map[string]bool),
 	}
-	if err := r.readAll(); err != nil {
+	err = r.readAll()
+	in.Close() // src and zr are this goroutine's again
+	if err != nil {
 		return nil, err
 	}
 	// Both readers hand what is left to the writer in place (WriterTo).
