@@ -15,13 +15,13 @@ import (
 // live, and returns them and the page faults it took.
 func fill(n int) ([][]byte, int64) {
 	before := hostile.Faults()
-	pages := make([][]byte, 0, n/4096)
+	held := make([][]byte, 0, n/4096)
 	for range n / 4096 {
 		b := make([]byte, 4096)
 		b[0], b[4095] = 1, 1
-		pages = append(pages, b)
+		held = append(held, b)
 	}
-	return pages, hostile.Faults() - before
+	return held, hostile.Faults() - before
 }
 
 // TestAskHugePagesSavesFaults: once askHugePages has run, the heap grows
