@@ -21,11 +21,14 @@ const (
 type Watcher interface {
 	// Watch runs until ctx ends. It calls state(nil) once it listens,
 	// then changed for each committed write. When it stops listening it
-	// calls state at once with the reason, then reconnects and calls
-	// state(nil) again. The reason matches context.DeadlineExceeded
-	// (errors.Is) when the database stopped answering within the
-	// store's liveness timeout; otherwise the connection failed or was
-	// closed by the server. While it cannot connect (at the start, or
+	// calls state at once with the reason, then calls state(nil) again
+	// once it listens: on a new connection, or on the same one when the
+	// database answers after the store's liveness timeout but before it
+	// gives the connection up (no notification is lost on a connection
+	// that answers). The reason matches context.DeadlineExceeded
+	// (errors.Is) when the database stopped answering within that
+	// timeout; otherwise the connection failed or was closed by the
+	// server. While it cannot connect (at the start, or
 	// after a loss) it also calls state with the error of the first
 	// failed attempt, and not with the others, so that a database that
 	// is down reports once, not at every retry.

@@ -81,6 +81,8 @@ const maxFills = 4
 // Store is a blobs.Store in one bucket under one prefix.
 type Store struct {
 	c      *minio.Client
+	tr     http.RoundTripper // c's transport, for signedGet
+	signed signedURLs
 	bucket string
 	prefix string // "" or "some/prefix/"
 	expiry time.Duration
@@ -158,7 +160,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if cacheBytes == 0 {
 		cacheBytes = DefaultCacheBytes
 	}
-	s := &Store{c: c, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
+	s := &Store{c: c, tr: tr, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
 		cache: newBlobCache(cacheBytes), fills: make(chan struct{}, maxFills)}
 	if s.prefix != "" {
 		s.prefix += "/"
@@ -229,12 +231,12 @@ func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int
 	if f, size, ok := s.cache.get(key); ok {
 		return f, size, nil
 	}
-	r := &objectReader{ctx: ctx, core: minio.Core{Client: s.c}, bucket: s.bucket, key: key}
-	info, err := r.open(0)
+	r := &objectReader{ctx: ctx, s: s, key: key}
+	size, err := r.open(0)
 	if err != nil {
 		return nil, 0, err
 	}
-	r.size = info.Size
+	r.size = size
 	if !s.cache.fits(r.size) {
 		return r, r.size, nil
 	}
@@ -263,36 +265,40 @@ func (s *Store) Open(ctx context.Context, digest string) (io.ReadSeekCloser, int
 // when a seek moves elsewhere. http.ServeContent's seek to the end (for
 // the size) and back costs nothing.
 type objectReader struct {
-	ctx         context.Context
-	core        minio.Core
-	bucket, key string
-	size        int64
-	off         int64         // where the next Read starts
-	body        io.ReadCloser // the open GET's body, at pos
-	pos         int64
+	ctx  context.Context
+	s    *Store
+	key  string
+	size int64
+	off  int64         // where the next Read starts
+	body io.ReadCloser // the open GET's body, at pos
+	pos  int64
 }
 
-// open starts a GET from offset.
-func (r *objectReader) open(offset int64) (minio.ObjectInfo, error) {
+// open starts a GET from offset and returns the object's size.
+func (r *objectReader) open(offset int64) (int64, error) {
 	if r.body != nil {
 		r.body.Close()
 		r.body = nil
 	}
+	if body, size, ok := r.s.signedGet(r.ctx, r.key, offset); ok {
+		r.body, r.pos = body, offset
+		return size, nil
+	}
 	var opts minio.GetObjectOptions
 	if offset > 0 {
 		if err := opts.SetRange(offset, 0); err != nil {
-			return minio.ObjectInfo{}, err
+			return 0, err
 		}
 	}
-	body, info, _, err := r.core.GetObject(r.ctx, r.bucket, r.key, opts)
+	body, info, _, err := minio.Core{Client: r.s.c}.GetObject(r.ctx, r.s.bucket, r.key, opts)
 	if isNotFound(err) {
-		return info, blobs.ErrNotFound
+		return 0, blobs.ErrNotFound
 	}
 	if err != nil {
-		return info, fmt.Errorf("s3: get %s: %w", r.key, err)
+		return 0, fmt.Errorf("s3: get %s: %w", r.key, err)
 	}
 	r.body, r.pos = body, offset
-	return info, nil
+	return offset + info.Size, nil // the size of what was asked for
 }
 
 func (r *objectReader) Read(p []byte) (int, error) {

@@ -36,9 +36,10 @@ type DB struct {
 	pool      *pgxpool.Pool
 	cfg       *pgx.ConnConfig // for the LISTEN connection of Watch
 	publishes publishQueue
-	// watchPing and watchPingTimeout, when set, replace the constants
-	// of the same names, so that a test sees a ping time out at once.
-	watchPing, watchPingTimeout time.Duration
+	// watchPing, watchPingTimeout and watchPingGiveUp, when set,
+	// replace the constants of the same names, so that a test sees a
+	// ping time out at once.
+	watchPing, watchPingTimeout, watchPingGiveUp time.Duration
 }
 
 var (

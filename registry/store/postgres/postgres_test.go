@@ -271,13 +271,14 @@ func TestWatchTerminated(t *testing.T) {
 }
 
 // TestWatchPingTimeout: a listener whose backend stops answering (stopped
-// with SIGSTOP, as a server stalled on its disk would look) is given up
-// after the ping's timeout, reported as a ping that timed out (matching
-// context.DeadlineExceeded), and replaced by a new connection.
+// with SIGSTOP, as a server stalled on its disk would look) is reported
+// down after the ping's timeout, as a ping that timed out (matching
+// context.DeadlineExceeded), given up after the give-up time without a
+// second report, and replaced by a new connection.
 func TestWatchPingTimeout(t *testing.T) {
 	pg := cluster(t)
 	db := openTest(t, pg)
-	db.watchPing, db.watchPingTimeout = 50*time.Millisecond, 200*time.Millisecond
+	db.watchPing, db.watchPingTimeout, db.watchPingGiveUp = 50*time.Millisecond, 200*time.Millisecond, 500*time.Millisecond
 	w := watchUp(t, db)
 	// The cluster runs as this user, or as postgres when the tests run as
 	// root: either way the test may signal its backends.
@@ -298,6 +299,45 @@ func TestWatchPingTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, w.changes, 5*time.Second, "notification on the new connection")
+}
+
+// TestWatchSlowPing: a listener whose backend answers its ping after the
+// timeout but before the give-up (stopped, then continued, as on a machine
+// saturated by its clients) is reported down at the timeout and up again
+// at the answer, on the same connection, and a write committed while it
+// was stopped is still notified.
+func TestWatchSlowPing(t *testing.T) {
+	pg := cluster(t)
+	db := openTest(t, pg)
+	db.watchPing, db.watchPingTimeout, db.watchPingGiveUp = 50*time.Millisecond, 200*time.Millisecond, time.Minute
+	w := watchUp(t, db)
+	pid := listener(t, db)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	err := w.lost(t)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer to a ping within 200ms") {
+		t.Fatalf("a slow ping reported as %q", err)
+	}
+	if err := db.AddToken(context.Background(), store.Token{ID: "token:00000000000000ab", Name: "x", Role: store.RoleReader, CreatedAt: time.Now()}, [32]byte{2}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-w.states:
+		t.Fatalf("state while the backend is stopped: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	if err := within(t, w.states, 10*time.Second, "up again"); err != nil {
+		t.Fatalf("after the late answer: %v", err)
+	}
+	if got := listener(t, db); got != pid {
+		t.Fatalf("the listener is backend %d, was %d: the connection was replaced", got, pid)
+	}
+	if k := within(t, w.changes, 5*time.Second, "the notification of the write made while stopped"); k != store.ChangeTokens {
+		t.Fatalf("change %q", k)
+	}
 }
 
 // TestWatch: a write on one store reaches the Watch of another on the same

@@ -20,8 +20,19 @@ const (
 	// watchPing: with no notification for this long, the connection is
 	// pinged, so that a silently dead link is noticed within about this
 	// long plus the ping's timeout.
-	watchPing        = 2 * time.Second
+	watchPing = 2 * time.Second
+	// watchPingTimeout: a ping unanswered for this long reports the feed
+	// down (the server bypasses its caches), but the connection is kept.
+	// On a machine saturated by wrk (bench/replicas.sh, section 1) the
+	// listeners' PostgreSQL backends went without a CPU for up to 2 s,
+	// all at once, while the replicas' timers were on time: pings took
+	// 0.25-1.9 s, and one past 2 s cost a reconnection. Notifications
+	// are not lost on a connection that answers, so a late answer
+	// reports the feed up again on the same connection.
 	watchPingTimeout = 2 * time.Second
+	// watchPingGiveUp: a ping unanswered for this long closes the
+	// connection, and Watch connects again.
+	watchPingGiveUp = 15 * time.Second
 )
 
 // watchAppName is the application_name of the LISTEN connection, after the
@@ -40,7 +51,9 @@ func (db *DB) Watch(ctx context.Context, changed func(store.ChangeKind), state f
 		}
 		switch {
 		case errors.Is(err, errListened):
-			state(err)
+			if !errors.Is(err, errReported) {
+				state(err)
+			}
 			delay, failing = watchRetryMin, false // it worked for a while: retry at once
 		case !failing:
 			state(err)
@@ -74,7 +87,7 @@ func (db *DB) listen(ctx context.Context, changed func(store.ChangeKind), state 
 		return fmt.Errorf("postgres: change feed: LISTEN: %w", err)
 	}
 	state(nil)
-	quiet, timeout := cmp.Or(db.watchPing, watchPing), cmp.Or(db.watchPingTimeout, watchPingTimeout)
+	quiet := cmp.Or(db.watchPing, watchPing)
 	for {
 		// Whether a context timed out is read before its cancel, after
 		// which Err is always set.
@@ -92,19 +105,51 @@ func (db *DB) listen(ctx context.Context, changed func(store.ChangeKind), state 
 			return fmt.Errorf("%w: %w", errListened, err)
 		}
 		// Quiet for watchPing: make sure the link is alive.
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		err = conn.Ping(pctx)
-		timedOut := pctx.Err() != nil
-		cancel()
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case timedOut:
-			return fmt.Errorf("%w: no answer to a ping within %v, after %v without a notification: %w",
-				errListened, timeout, quiet, context.DeadlineExceeded)
-		default:
-			return fmt.Errorf("%w: ping: %w", errListened, err)
+		if err := db.ping(ctx, conn, quiet, state); err != nil {
+			return err
 		}
+	}
+}
+
+// errReported marks a loss that listen has already passed to state.
+var errReported = errors.New("reported")
+
+// ping pings conn. An answer within the ping's timeout changes nothing.
+// Past it, state is told the feed is down, and a later answer (before
+// the give-up) tells it the feed is up again; no answer by then is an
+// error that wraps errListened, context.DeadlineExceeded and errReported.
+func (db *DB) ping(ctx context.Context, conn *pgx.Conn, quiet time.Duration, state func(error)) error {
+	timeout, giveUp := cmp.Or(db.watchPingTimeout, watchPingTimeout), cmp.Or(db.watchPingGiveUp, watchPingGiveUp)
+	slow := fmt.Errorf("%w: no answer to a ping within %v, after %v without a notification: %w",
+		errListened, timeout, quiet, context.DeadlineExceeded)
+	reported := make(chan struct{})
+	late := time.AfterFunc(timeout, func() {
+		if ctx.Err() == nil { // no call to state once ctx has ended
+			state(slow)
+		}
+		close(reported)
+	})
+	pctx, cancel := context.WithTimeout(ctx, giveUp)
+	err := conn.Ping(pctx)
+	timedOut := pctx.Err() != nil
+	cancel()
+	wasLate := !late.Stop()
+	if wasLate {
+		<-reported // state is called by one goroutine at a time
+	}
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err == nil:
+		if wasLate {
+			state(nil)
+		}
+		return nil
+	case timedOut:
+		return fmt.Errorf("%w: gave up after %v: %w", slow, giveUp, errReported)
+	case wasLate:
+		return fmt.Errorf("%w: ping: %w: %w", errListened, err, errReported)
+	default:
+		return fmt.Errorf("%w: ping: %w", errListened, err)
 	}
 }
