@@ -151,9 +151,11 @@ func (errReader) Read([]byte) (int, error) { return 0, errBroken }
 
 // A transfer that breaks off is that error, not a refusal of the layer,
 // wherever it breaks; an error of OnFile stops the transfer there and is
-// returned as it is.
+// returned as it is. The layer is 4 MiB: unpacking reads up to 512 KiB
+// ahead of the tar reader (archive's read-ahead), so with 512 KiB of
+// files a stopped transfer could not be told from a finished one.
 func TestPullStreamErrors(t *testing.T) {
-	lay, a := bigArtifact(t, 8, 64<<10)
+	lay, a := bigArtifact(t, 8, 512<<10)
 	desc, err := oci.Resolve(context.Background(), lay, "x")
 	if err != nil {
 		t.Fatal(err)
