@@ -188,7 +188,10 @@ func (c *checker) within(n *yaml.Node) bool {
 // pairs calls fn for each entry of mapping n whose key is a scalar,
 // reporting non-scalar and duplicate keys instead of passing them on.
 func (c *checker) pairs(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
-	seen := make(map[string]bool, len(n.Content)/2)
+	var seen map[string]bool
+	if len(n.Content)/2 > fewKeys {
+		seen = make(map[string]bool, len(n.Content)/2)
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !c.spend(k) {
@@ -199,15 +202,39 @@ func (c *checker) pairs(n *yaml.Node, fn func(key string, k, v *yaml.Node)) {
 			continue
 		}
 		key := resolve(k).Value
-		if seen[key] {
+		if seenBefore(n.Content[:i], key, seen) {
 			c.push(key, -1)
 			c.addHere(Error, "skill-yaml-duplicate-key", k, "the key %q appears more than once", key)
 			c.pop()
 			continue
 		}
-		seen[key] = true
 		fn(key, k, v)
 	}
+}
+
+// fewKeys is the most keys a mapping may have for a duplicate to be found
+// by comparing each key with the ones before it, as a frontmatter's few
+// keys are: cheaper than hashing each key twice into a map, which larger
+// mappings use so as to stay linear.
+const fewKeys = 16
+
+// seenBefore reports whether key is the key of a pair of before, a
+// mapping's children up to the pair being read. seen holds the keys read
+// so far instead, and gets key, when the mapping has more than fewKeys.
+func seenBefore(before []*yaml.Node, key string, seen map[string]bool) bool {
+	if seen != nil {
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+		return false
+	}
+	for i := 0; i+1 < len(before); i += 2 {
+		if k := resolve(before[i]); k.Kind == yaml.ScalarNode && k.Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // enter records that the collection n is being decoded, when an alias can

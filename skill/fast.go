@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -116,13 +117,12 @@ type fastParser struct {
 }
 
 // fastLine is one line with content: its number, its indentation in
-// spaces and the rest of it, line ending excluded, which starts at byte
-// off of the source.
+// spaces, and where the rest of it, line ending excluded, lies in the
+// source (off to end). It is held in four words, which a call returns in
+// registers: with the rest as a slice, copying it out of next stalled.
 type fastLine struct {
-	num    int
-	indent int
-	text   []byte
-	off    int
+	num, indent int
+	off, end    int
 }
 
 // next returns the next line that holds more than blanks or a comment
@@ -160,15 +160,24 @@ func (p *fastParser) next() (fastLine, bool) {
 			}
 			continue // a comment line
 		}
-		return fastLine{num: p.lineNum, indent: indent, text: text, off: start + indent}, true
+		return fastLine{num: p.lineNum, indent: indent, off: start + indent, end: start + len(raw)}, true
 	}
 	return fastLine{}, false
 }
 
 // node returns a new node of kind at line and column.
 func (p *fastParser) node(kind yaml.Kind, line, column int) *yaml.Node {
-	p.nodes = append(p.nodes, yaml.Node{Kind: kind, Line: line, Column: column})
-	return &p.nodes[len(p.nodes)-1]
+	if len(p.nodes) == cap(p.nodes) {
+		p.nodes = append(p.nodes, yaml.Node{})
+	} else {
+		p.nodes = p.nodes[:len(p.nodes)+1]
+	}
+	// Set field by field: a node is 150 bytes, which a composite literal
+	// built on the stack and then copied, twice the stores.
+	n := &p.nodes[len(p.nodes)-1]
+	*n = yaml.Node{}
+	n.Kind, n.Line, n.Column = kind, line, column
+	return n
 }
 
 // str returns n bytes of the source at off as a string, without copying.
@@ -206,7 +215,19 @@ func (p *fastParser) unread(l fastLine) { p.pending, p.hasPending = l, true }
 // return inside, none of the characters YAML treats as line breaks (NEL,
 // LS, PS), no byte order mark.
 func plainLine(b []byte) bool {
-	for i := 0; i < len(b); {
+	i := 0
+	// Eight bytes at a time while they are printable ASCII (0x20 to 0x7E),
+	// as frontmatter lines mostly are: a byte below 0x20 borrows into its
+	// high bit when 0x20 is taken from it, and one of 0x7F or more has its
+	// high bit set once 1 is added. A word with either goes to the loop
+	// below, which tells which byte and why.
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if ((w-0x2020202020202020)&^w|(w+0x0101010101010101)|w)&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for i < len(b) {
 		c := b[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7F {
@@ -228,7 +249,7 @@ func plainLine(b []byte) bool {
 // pair reads the key and value of line into mapping m, at depth 0 (the
 // frontmatter) or 1 (a nested mapping, whose values must be scalars).
 func (p *fastParser) pair(m *yaml.Node, line fastLine, depth int) bool {
-	text := line.text
+	text := p.src[line.off:line.end]
 	k := 0
 	for k < len(text) && isKeyByte(text[k], k == 0) {
 		k++

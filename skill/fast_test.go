@@ -215,3 +215,25 @@ func TestFastArenaReleased(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainLineEveryByte: whichever byte a line holds, at whichever
+// position of the eight read together (or in the tail read one by one),
+// plainLine takes the line exactly when the byte is printable ASCII (a
+// lone byte of 0x80 or more is not UTF-8); two bytes out of range in one
+// word are caught as well as one.
+func TestPlainLineEveryByte(t *testing.T) {
+	for c := range 256 {
+		want := c >= 0x20 && c < 0x7F
+		for pos := range 19 {
+			line := []byte(strings.Repeat("a", 19))
+			line[pos] = byte(c)
+			if got := plainLine(line); got != want {
+				t.Fatalf("byte %#x at %d: plainLine %v, want %v", c, pos, got, want)
+			}
+			line[(pos+3)%19] = 0x1F
+			if plainLine(line) {
+				t.Fatalf("bytes %#x and 0x1f: taken", c)
+			}
+		}
+	}
+}

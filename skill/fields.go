@@ -9,6 +9,7 @@ import (
 
 // stringField is the rule for a frontmatter key whose value is a string.
 type stringField struct {
+	key  string
 	code string // reported when the value breaks the rule
 	// maxLen is the most characters allowed; 0 means no length rule. With
 	// a length rule the value must also not be blank.
@@ -17,12 +18,23 @@ type stringField struct {
 }
 
 // stringFields are the specification's string keys, name aside: its
-// character rules need more than a length (see name.go).
-var stringFields = map[string]stringField{
-	"description":   {code: "skill-description-invalid", maxLen: 1024, set: func(s *Skill, v string) { s.Description = v }},
-	"compatibility": {code: "skill-compatibility-invalid", maxLen: 500, set: func(s *Skill, v string) { s.Compatibility = v }},
-	"license":       {code: "skill-license-invalid", set: func(s *Skill, v string) { s.License = v }},
-	"allowed-tools": {code: "skill-allowed-tools-invalid", set: func(s *Skill, v string) { s.AllowedTools = v }},
+// character rules need more than a length (see name.go). They are few, so
+// finding a key's is a comparison with each.
+var stringFields = []stringField{
+	{key: "description", code: "skill-description-invalid", maxLen: 1024, set: func(s *Skill, v string) { s.Description = v }},
+	{key: "compatibility", code: "skill-compatibility-invalid", maxLen: 500, set: func(s *Skill, v string) { s.Compatibility = v }},
+	{key: "license", code: "skill-license-invalid", set: func(s *Skill, v string) { s.License = v }},
+	{key: "allowed-tools", code: "skill-allowed-tools-invalid", set: func(s *Skill, v string) { s.AllowedTools = v }},
+}
+
+// stringFieldOf returns the rule of key, if it is a string key.
+func stringFieldOf(key string) (*stringField, bool) {
+	for i := range stringFields {
+		if stringFields[i].key == key {
+			return &stringFields[i], true
+		}
+	}
+	return nil, false
 }
 
 // requiredKeys are the keys every SKILL.md must have.
@@ -35,9 +47,9 @@ func (c *checker) frontmatter(root *yaml.Node, s *Skill) {
 		c.push(key, -1)
 		s.Frontmatter[key] = c.value(v)
 		c.pop()
-		switch f, ok := stringFields[key]; {
+		switch f, ok := stringFieldOf(key); {
 		case ok:
-			c.stringField(key, f, v, s)
+			c.stringField(f, v, s)
 		case key == "name":
 			c.name(v, s)
 		case key == "metadata":
@@ -69,7 +81,8 @@ func (c *checker) scalar(key, code string, v *yaml.Node) (string, bool) {
 	return resolve(v).Value, true
 }
 
-func (c *checker) stringField(key string, f stringField, v *yaml.Node, s *Skill) {
+func (c *checker) stringField(f *stringField, v *yaml.Node, s *Skill) {
+	key := f.key
 	val, ok := c.scalar(key, f.code, v)
 	if !ok {
 		return
@@ -79,9 +92,12 @@ func (c *checker) stringField(key string, f stringField, v *yaml.Node, s *Skill)
 			c.add(Error, f.code, keyPath("", key), v, "%s must not be empty", key)
 			return
 		}
-		if n := utf8.RuneCountInString(val); n > f.maxLen {
-			c.add(Error, f.code, keyPath("", key), v, "%s has %d characters; at most %d are allowed", key, n, f.maxLen)
-			return
+		// A value of no more bytes than maxLen has no more characters.
+		if len(val) > f.maxLen {
+			if n := utf8.RuneCountInString(val); n > f.maxLen {
+				c.add(Error, f.code, keyPath("", key), v, "%s has %d characters; at most %d are allowed", key, n, f.maxLen)
+				return
+			}
 		}
 	}
 	f.set(s, val)

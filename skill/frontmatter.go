@@ -66,7 +66,8 @@ func nextLine(b []byte) (line, rest []byte, ok bool) {
 // isDelimiter reports whether line is "---", trailing blanks allowed as
 // most frontmatter readers allow them.
 func isDelimiter(line []byte) bool {
-	return string(bytes.TrimRight(line, " \t")) == "---"
+	rest, ok := bytes.CutPrefix(line, []byte("---"))
+	return ok && len(bytes.TrimRight(rest, " \t")) == 0
 }
 
 func unterminated() Problem {

@@ -58,8 +58,10 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	}
 	defer arena.release()
 	budget := frontmatterBudget(len(sp.yaml), limits.MaxFrontmatterNodes)
+	// The key path has room for the frontmatter's two levels at once:
+	// grown from nothing, it took two allocations a skill.
 	c := checker{opts: opts, dirName: dirName, problems: problems, budget: budget, limit: budget,
-		maxDepth: limits.MaxFrontmatterDepth, maxProblems: limits.MaxProblems}
+		maxDepth: limits.MaxFrontmatterDepth, maxProblems: limits.MaxProblems, path: make([]step, 0, 2)}
 	// Body shares Raw's memory, which the caller leaves unmodified: a copy
 	// of every body was a third of the heap of validating many skills.
 	s := &Skill{Body: unsafe.String(unsafe.SliceData(sp.body), len(sp.body)), Raw: content}

@@ -1,7 +1,9 @@
 package skill
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,6 +116,13 @@ func TestYAMLStructure(t *testing.T) {
 			want: []want{errAt("skill-yaml-duplicate-key", "/metadata/a", 6, 3)}},
 		{name: "duplicate key in an unknown field", content: doc("name: demo", "description: d", "x: {a: 1, a: 2}"),
 			want: []want{errAt("skill-yaml-duplicate-key", "/x/a", 4, 11), warnAt("skill-unknown-field", "/x", 4, 1)}},
+		// Up to fewKeys keys are compared one by one, more go through a
+		// map: both find the same repeats, aliased keys included.
+		{name: "duplicate key among few, through an alias", content: doc("name: demo", "description: d", "metadata:", "  &k a: x", "  b: y", "  *k : z"),
+			want: []want{errAt("skill-yaml-duplicate-key", "/metadata/a", 7, 3)}},
+		{name: "duplicate keys among many", content: doc(slices.Concat([]string{"name: demo", "description: d", "metadata:", "  &k a: x", "  b: y", "  b: y"},
+			manyKeys(20), []string{"  *k : z"})...),
+			want: []want{errAt("skill-yaml-duplicate-key", "/metadata/b", 7, 3), errAt("skill-yaml-duplicate-key", "/metadata/a", 28, 3)}},
 		{name: "duplicates differ only by quoting", content: doc("name: demo", "description: d", `"name": demo`),
 			want: []want{errAt("skill-yaml-duplicate-key", "/name", 4, 1)}},
 		{name: "list as key", content: doc("name: demo", "description: d", "? [a]", ": b"),
@@ -156,6 +165,15 @@ func TestAliasBomb(t *testing.T) {
 	if !found {
 		t.Fatalf("no skill-frontmatter-too-complex in %v", wantsOf(problems))
 	}
+}
+
+// manyKeys is the lines of n keys of a metadata mapping, k0 to k(n-1).
+func manyKeys(n int) []string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("  k%d: v", i)
+	}
+	return lines
 }
 
 func equal[T comparable](t *testing.T, got, want T) {

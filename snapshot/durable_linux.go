@@ -16,8 +16,8 @@ const syncEachFile = false
 // syncTree flushes the filesystem that holds the tree below d, as
 // "sync -f DIR" does.
 func (d *dirHandle) syncTree() error {
-	if err := unix.Syncfs(int(d.f.Fd())); err != nil {
-		return &fs.PathError{Op: "syncfs", Path: d.f.Name(), Err: err}
+	if err := unix.Syncfs(d.fd); err != nil {
+		return &fs.PathError{Op: "syncfs", Path: d.name, Err: err}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ const syncEachFile = true
 
 // syncTree flushes the top directory of the tree; what is below it was
 // flushed as it was written.
-func (d *dirHandle) syncTree() error { return fsync(d.f) }
+func (d *dirHandle) syncTree() error { return fsync(d.fd, d.name) }
 
 // processUmask counts every bit as masked where the umask cannot be read
 // without setting it, so that modes are always set again after creation.

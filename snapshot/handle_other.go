@@ -25,7 +25,7 @@ func (d *dirHandle) close() { d.r.Close() }
 
 // list returns at most n entries of the directory; more only when it
 // holds more.
-func (d *dirHandle) list(n int) ([]fs.DirEntry, error) {
+func (d *dirHandle) list(n int) ([]dirEntry, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
 		return nil, err

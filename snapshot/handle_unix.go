@@ -17,25 +17,29 @@ import (
 // O_NOFOLLOW one component at a time: no path is ever resolved by the
 // kernel through a link, so nothing outside the root can be reached, and a
 // file costs four system calls (openat, fstat, read, close).
-type dirHandle struct{ f *os.File }
+//
+// The descriptor is held bare, not in an os.File: a walk opens one per
+// directory, and an os.File cost each an fcntl, a cleanup registered and
+// removed, and the poller's bookkeeping on close. Whoever opens one closes
+// it (see sharedDir).
+type dirHandle struct {
+	fd   int
+	name string // for errors
+}
 
 func openRootHandle(real string) (*dirHandle, error) {
 	fd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: real, Err: err}
 	}
-	return &dirHandle{os.NewFile(uintptr(fd), real)}, nil
+	return &dirHandle{fd, real}, nil
 }
 
-func (d *dirHandle) close() { d.f.Close() }
-
-// list returns at most n entries of the directory; more only when it
-// holds more.
-func (d *dirHandle) list(n int) ([]fs.DirEntry, error) { return listAtMost(d.f, n) }
+func (d *dirHandle) close() { unix.Close(d.fd) }
 
 // openAt opens the link-free path rel (one or more components) below d.
 func (d *dirHandle) openAt(rel string, flags int) (int, error) {
-	fd := int(d.f.Fd())
+	fd := d.fd
 	own := false
 	parts := strings.Split(rel, "/")
 	for i, part := range parts {
@@ -60,7 +64,7 @@ func (d *dirHandle) openDir(rel string) (*dirHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dirHandle{os.NewFile(uintptr(fd), rel)}, nil
+	return &dirHandle{fd, rel}, nil
 }
 
 // openRegular opens the regular file rel below d, returning its
@@ -176,14 +180,14 @@ func (d *dirHandle) readFile(rel string, max int64, mem *chunk) ([]byte, fs.File
 // opens it (never through a link). One that exists was made so by
 // whoever made it.
 func (d *dirHandle) mkdir(name string, umask fs.FileMode) (*dirHandle, error) {
-	err := unix.Mkdirat(int(d.f.Fd()), name, 0o755)
+	err := unix.Mkdirat(d.fd, name, 0o755)
 	if err != nil && err != unix.EEXIST {
 		return nil, &fs.PathError{Op: "mkdirat", Path: name, Err: err}
 	}
 	made := err == nil
 	sub, err := d.openDir(name)
 	if err == nil && made && umask&0o755 != 0 {
-		if err = unix.Fchmod(int(sub.f.Fd()), 0o755); err != nil {
+		if err = unix.Fchmod(sub.fd, 0o755); err != nil {
 			sub.close()
 			return nil, &fs.PathError{Op: "fchmod", Path: name, Err: err}
 		}
@@ -196,7 +200,7 @@ func (d *dirHandle) mkdir(name string, umask fs.FileMode) (*dirHandle, error) {
 // process's, as the caller read it) would have narrowed it. It never
 // replaces or follows anything already there.
 func (d *dirHandle) create(name string, data []byte, mode, umask fs.FileMode) error {
-	fd, err := unix.Openat(int(d.f.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+	fd, err := unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err != nil {
 		return &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
@@ -229,12 +233,12 @@ func (d *dirHandle) syncDir() error {
 	if !syncEachFile {
 		return nil
 	}
-	return fsync(d.f)
+	return fsync(d.fd, d.name)
 }
 
-func fsync(f *os.File) error {
-	if err := unix.Fsync(int(f.Fd())); err != nil {
-		return &fs.PathError{Op: "fsync", Path: f.Name(), Err: err}
+func fsync(fd int, name string) error {
+	if err := unix.Fsync(fd); err != nil {
+		return &fs.PathError{Op: "fsync", Path: name, Err: err}
 	}
 	return nil
 }
@@ -247,5 +251,5 @@ func syncDir(path string) error {
 		return err
 	}
 	defer f.Close()
-	return fsync(f)
+	return fsync(int(f.Fd()), path)
 }

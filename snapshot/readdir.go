@@ -186,9 +186,9 @@ func (w *walker) dir(d *sharedDir, real, pkg string, depth int) error {
 	}
 	// Sorted, so that which file crosses a limit, and so the error, does
 	// not depend on the order the filesystem lists entries in.
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	for _, e := range entries {
-		name := e.Name()
+		name := e.name
 		childPkg := name
 		if pkg != "" {
 			childPkg = pkg + "/" + name
@@ -204,7 +204,7 @@ func (w *walker) dir(d *sharedDir, real, pkg string, depth int) error {
 		// parent and rel locate the entry for opening: this directory and
 		// the name or, behind a link, the root and the resolved path.
 		parent, rel := d, name
-		typ := e.Type()
+		typ := e.typ
 		childReal := ""
 		if typ.IsDir() || typ&fs.ModeSymlink != 0 {
 			childReal = path.Join(real, name)
@@ -366,15 +366,23 @@ func within(root, target string) (string, bool) {
 	return rel, ok
 }
 
+// dirEntry is one entry of a directory listing: its name and type bits.
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
+}
+
 // listAtMost lists the open directory f in batches until it ends or more
 // than n entries are read, so that listing a huge directory holds no more
 // than the budget in memory.
-func listAtMost(f *os.File, n int) ([]fs.DirEntry, error) {
-	var all []fs.DirEntry
+func listAtMost(f *os.File, n int) ([]dirEntry, error) {
+	var all []dirEntry
 	for len(all) <= n {
 		want := min(1024, n+1-len(all))
 		batch, err := f.ReadDir(want)
-		all = append(all, batch...)
+		for _, e := range batch {
+			all = append(all, dirEntry{e.Name(), e.Type()})
+		}
 		// A short batch without error means the directory ended: ReadDir
 		// fills a batch until the end. Asking again would cost one more
 		// getdents per directory just to hear io.EOF.

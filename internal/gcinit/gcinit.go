@@ -15,10 +15,6 @@
 // before any collection, and a long one collects as before, 4 MB later
 // once.
 //
-// A process whose heap reached that first collection allocates a lot; on
-// Linux the rest of its heap is then asked to be backed by transparent huge
-// pages (see askHugePages).
-//
 // Package initialisers run in import-path order once their own imports are
 // done, and this one imports only runtime and runtime/debug, so it runs
 // before most of the heavy ones; wherever it runs, what it does is undone
@@ -53,7 +49,7 @@ func Restore() {
 		_ *int
 		_ [16]byte
 	}
-	runtime.AddCleanup(new(sentinel), func(struct{}) { giveBack(); askHugePages() }, struct{}{})
+	runtime.AddCleanup(new(sentinel), func(struct{}) { giveBack() }, struct{}{})
 }
 
 // giveBack sets the user's setting again, unless the one in force is no
