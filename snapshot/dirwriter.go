@@ -65,9 +65,13 @@ type dirJob struct {
 	mode      fs.FileMode // as FileMode gives it
 }
 
-// maxWriters bounds the writers of one DirWriter: more than the CPUs only
-// queue for them.
-func maxWriters() int { return min(runtime.GOMAXPROCS(0), 4) }
+// maxWriters bounds the writers of one DirWriter: one more than the CPUs,
+// as a writer spends its time in the kernel making files, where it also
+// waits (for locks, for memory), and another keeps the CPU busy meanwhile:
+// with 2 CPUs, 3 writers made the best of five pulls of a 30 MB plugin
+// (2,000 files) 5-12% faster than 2 in three rounds of interleaved runs
+// at load 2 to 9. Many more only queue for the CPUs.
+func maxWriters() int { return min(runtime.GOMAXPROCS(0)+1, 4) }
 
 // writerQueue is what WriteFile hands one writer: files in batches, as
 // waking a writer for each file doubled the context switches and cost
