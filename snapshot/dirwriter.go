@@ -51,6 +51,10 @@ type DirWriter struct {
 	mu     sync.Mutex     // guards err and errSeq
 	err    error          // the failure of the earliest file that failed
 	errSeq int            // its position among the files handed over
+
+	unflushed int64         // bytes handed over since the last early flush started
+	flushing  chan struct{} // closed when the early flush under way ends; nil before the first
+	flushErr  error         // of the early flushes, read once flushing is closed
 }
 
 // dirJob is one file for a writer.
@@ -61,9 +65,13 @@ type dirJob struct {
 	mode      fs.FileMode // as FileMode gives it
 }
 
-// maxWriters bounds the writers of one DirWriter: more than the CPUs only
-// queue for them.
-func maxWriters() int { return min(runtime.GOMAXPROCS(0), 4) }
+// maxWriters bounds the writers of one DirWriter: one more than the CPUs,
+// as a writer spends its time in the kernel making files, where it also
+// waits (for locks, for memory), and another keeps the CPU busy meanwhile:
+// with 2 CPUs, 3 writers made the best of five pulls of a 30 MB plugin
+// (2,000 files) 5-12% faster than 2 in three rounds of interleaved runs
+// at load 2 to 9. Many more only queue for the CPUs.
+func maxWriters() int { return min(runtime.GOMAXPROCS(0)+1, 4) }
 
 // writerQueue is what WriteFile hands one writer: files in batches, as
 // waking a writer for each file doubled the context switches and cost
@@ -82,6 +90,10 @@ const (
 	writeBatchBytes = 256 << 10
 	queuedWrites    = 16
 )
+
+// earlyFlushBytes is how much a DirWriter is handed between two early
+// flushes of the new tree (see WriteFile).
+const earlyFlushBytes = 4 << 20
 
 // flush hands the batch being filled to the writer.
 func (q *writerQueue) flush() {
@@ -155,7 +167,43 @@ func (w *DirWriter) WriteFile(p string, mode fs.FileMode, data []byte) error {
 	if len(q.next) >= writeBatch || q.bytes >= writeBatchBytes {
 		q.flush()
 	}
+	w.unflushed += int64(len(data))
+	if w.unflushed >= earlyFlushBytes {
+		w.flushEarly()
+	}
 	return nil
+}
+
+// flushEarly starts flushing to stable storage what the writers have
+// written so far, in the background, unless a flush is still under way.
+// Where one syncfs flushes the whole tree (Linux), Commit's own flush
+// then waits only for what came after the last early one rather than for
+// every byte, and the disk works while the files are still being made:
+// the best of five pulls of a 30 MB plugin (2,000 files) took 7-25% less
+// time in three rounds of interleaved runs at load 2 to 6 (against oras
+// pull + tar -xzf, as bench/oci.sh runs it). Commit still flushes after the last file, so the tree
+// is as durable as without; an early flush's error fails Commit, as
+// syncfs reports a writeback error to one flush of a descriptor only.
+func (w *DirWriter) flushEarly() {
+	if syncEachFile {
+		return // each file is flushed as it is written
+	}
+	if w.flushing != nil {
+		select {
+		case <-w.flushing:
+		default:
+			return
+		}
+	}
+	w.unflushed = 0
+	done := make(chan struct{})
+	w.flushing = done
+	go func() {
+		defer close(done)
+		if err := w.top.syncTree(); err != nil && w.flushErr == nil {
+			w.flushErr = err
+		}
+	}()
 }
 
 // write is one writer: it writes the files of its queue until the queue is
@@ -193,7 +241,7 @@ func (w *DirWriter) fail(seq int, err error) {
 }
 
 // finish marks the writer done, lets the writers drain their queues and
-// waits for them.
+// waits for them and for an early flush under way.
 func (w *DirWriter) finish() {
 	w.done = true
 	for _, q := range w.queues {
@@ -203,11 +251,14 @@ func (w *DirWriter) finish() {
 		close(q.batches)
 	}
 	w.wg.Wait()
+	if w.flushing != nil {
+		<-w.flushing
+	}
 }
 
 // Commit waits for every file handed over to be written, flushes the new
-// tree to stable storage (one syncfs on Linux; elsewhere an fsync of each
-// file and directory), renames it to the directory asked for and flushes
+// tree to stable storage (a syncfs on Linux, after any started as the tree
+// grew, see flushEarly; elsewhere an fsync of each file and directory), renames it to the directory asked for and flushes
 // the rename. On any failure, that of the earliest file that failed
 // included, the temporary sibling is removed and the directory is left as
 // it was. The directory must still not exist or be empty: one that was
@@ -225,6 +276,9 @@ func (w *DirWriter) Commit() (err error) {
 	}()
 	if w.err != nil {
 		return w.err
+	}
+	if w.flushErr != nil {
+		return w.flushErr
 	}
 	if err := os.Chmod(w.tmp, 0o755); err != nil {
 		return err

@@ -177,6 +177,28 @@ func TestDirWriterAbortLeavesNothing(t *testing.T) {
 	}
 }
 
+// Abort while an early flush of a large tree is under way waits for it:
+// nothing is left, no descriptor or goroutine outlives the writer.
+func TestDirWriterAbortDuringEarlyFlush(t *testing.T) {
+	parent := t.TempDir()
+	fds, goroutines := openFDs(t), runtime.NumGoroutine()
+	w, err := snapshot.CreateDir(filepath.Join(parent, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 3<<20)
+	for i := range 4 {
+		if err := w.WriteFile(fmt.Sprintf("d%d/f", i), 0o644, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	checkOnly(t, parent)
+	checkNoLeaks(t, fds, goroutines)
+}
+
 // A file that cannot be written (here: a second file at one path, a file
 // where a directory is, a directory where a file is) fails Commit with
 // that file's error, however late it came, and leaves nothing.

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +28,16 @@ type pullResult struct {
 	// does not refuse).
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
+
+// pullGCPercent is pull's garbage collection target (GOGC) unless the
+// environment sets one. Every file of the layer is a new allocation that
+// lives only until a writer has written it, so the live heap stays at a
+// few MB while a 30 MB plugin allocates 30 MB: with Go's default of 100
+// it was collected some ten times, on the two CPUs that inflate and
+// write. At 400 (the heap may grow to five times what is live) the best
+// of five pulls of a 30 MB plugin (2,000 files) took 7-17% less time in
+// two rounds of interleaved runs (bench/oci.sh's pull, at load 6 to 9).
+const pullGCPercent = 400
 
 func newPullCmd() *cobra.Command {
 	f := OCIFlags{bar: "pull"}
@@ -67,6 +79,9 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			src, err := source.Parse(args[0], source.ParseOptions{})
 			if err != nil {
 				return Usage(err)
+			}
+			if os.Getenv("GOGC") == "" {
+				defer debug.SetGCPercent(debug.SetGCPercent(pullGCPercent))
 			}
 			// Files are written while the layer is fetched and unpacked,
 			// and removed if the plugin is then refused; memory holds what
