@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -100,9 +99,7 @@ const gatewayGCPercent = 400
 
 func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	ctx := cmd.Context()
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(gatewayGCPercent))
-	}
+	defer cli.GCPercent(gatewayGCPercent)()
 	token, err := f.token()
 	if err != nil {
 		return err

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -80,9 +78,7 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			if err != nil {
 				return Usage(err)
 			}
-			if os.Getenv("GOGC") == "" {
-				defer debug.SetGCPercent(debug.SetGCPercent(pullGCPercent))
-			}
+			defer GCPercent(pullGCPercent)()
 			// Files are written while the layer is fetched and unpacked,
 			// and removed if the plugin is then refused; memory holds what
 			// is not written yet, not the layer and its payload.
