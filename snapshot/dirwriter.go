@@ -181,9 +181,10 @@ func (w *DirWriter) WriteFile(p string, mode fs.FileMode, data []byte) error {
 // every byte, and the disk works while the files are still being made:
 // the best of five pulls of a 30 MB plugin (2,000 files) took 7-25% less
 // time in three rounds of interleaved runs at load 2 to 6 (against oras
-// pull + tar -xzf, as bench/oci.sh runs it). Commit still flushes after the last file, so the tree
-// is as durable as without; an early flush's error fails Commit, as
-// syncfs reports a writeback error to one flush of a descriptor only.
+// pull + tar -xzf, as bench/oci.sh runs it). Commit still flushes after
+// the last file, so the tree is as durable as without; an early flush's
+// error fails Commit, as syncfs reports a writeback error to one flush of
+// a descriptor only.
 func (w *DirWriter) flushEarly() {
 	if syncEachFile {
 		return // each file is flushed as it is written
@@ -258,8 +259,8 @@ func (w *DirWriter) finish() {
 
 // Commit waits for every file handed over to be written, flushes the new
 // tree to stable storage (a syncfs on Linux, after any started as the tree
-// grew, see flushEarly; elsewhere an fsync of each file and directory), renames it to the directory asked for and flushes
-// the rename. On any failure, that of the earliest file that failed
+// grew, see flushEarly; elsewhere an fsync of each file and directory),
+// renames it to the directory asked for and flushes the rename. On any failure, that of the earliest file that failed
 // included, the temporary sibling is removed and the directory is left as
 // it was. The directory must still not exist or be empty: one that was
 // filled meanwhile is not touched.
