@@ -260,10 +260,11 @@ func (w *DirWriter) finish() {
 // Commit waits for every file handed over to be written, flushes the new
 // tree to stable storage (a syncfs on Linux, after any started as the tree
 // grew, see flushEarly; elsewhere an fsync of each file and directory),
-// renames it to the directory asked for and flushes the rename. On any failure, that of the earliest file that failed
-// included, the temporary sibling is removed and the directory is left as
-// it was. The directory must still not exist or be empty: one that was
-// filled meanwhile is not touched.
+// renames it to the directory asked for and flushes the rename. On any
+// failure, that of the earliest file that failed included, the temporary
+// sibling is removed and the directory is left as it was. The directory
+// must still not exist or be empty: one that was filled meanwhile is not
+// touched.
 func (w *DirWriter) Commit() (err error) {
 	if w.done {
 		return ErrWriterClosed
