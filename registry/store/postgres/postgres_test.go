@@ -270,6 +270,32 @@ func TestWatchTerminated(t *testing.T) {
 	}
 }
 
+// stopListener stops the backend of db's listener with SIGSTOP, as a
+// server stalled on its disk or starved of CPU would look, until the test
+// ends or it is continued; it returns the backend's pid. The cluster runs
+// as this user, or as postgres when the tests run as root: either way the
+// test may signal its backends.
+func stopListener(t *testing.T, db *DB) int {
+	t.Helper()
+	pid := listener(t, db)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	return pid
+}
+
+// lostToPing waits for w to report the feed lost to a ping unanswered
+// within 200ms (the tests' timeout), matching context.DeadlineExceeded.
+func lostToPing(t *testing.T, w *watchEvents) {
+	t.Helper()
+	err := w.lost(t)
+	t.Logf("stopped: %v", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer to a ping within 200ms") {
+		t.Fatalf("a stopped backend reported as %q", err)
+	}
+}
+
 // TestWatchPingTimeout: a listener whose backend stops answering (stopped
 // with SIGSTOP, as a server stalled on its disk would look) is reported
 // down after the ping's timeout, as a ping that timed out (matching
@@ -280,18 +306,8 @@ func TestWatchPingTimeout(t *testing.T) {
 	db := openTest(t, pg)
 	db.watchPing, db.watchPingTimeout, db.watchPingGiveUp = 50*time.Millisecond, 200*time.Millisecond, 500*time.Millisecond
 	w := watchUp(t, db)
-	// The cluster runs as this user, or as postgres when the tests run as
-	// root: either way the test may signal its backends.
-	pid := listener(t, db)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-	err := w.lost(t)
-	t.Logf("stopped: %v", err)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer to a ping within 200ms") {
-		t.Fatalf("a stopped backend reported as %q", err)
-	}
+	stopListener(t, db)
+	lostToPing(t, w)
 	if err := w.upAgain(t); err != nil {
 		t.Fatalf("reconnecting beside a stopped backend failed: %v", err)
 	}
@@ -311,15 +327,8 @@ func TestWatchSlowPing(t *testing.T) {
 	db := openTest(t, pg)
 	db.watchPing, db.watchPingTimeout, db.watchPingGiveUp = 50*time.Millisecond, 200*time.Millisecond, time.Minute
 	w := watchUp(t, db)
-	pid := listener(t, db)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
-	err := w.lost(t)
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no answer to a ping within 200ms") {
-		t.Fatalf("a slow ping reported as %q", err)
-	}
+	pid := stopListener(t, db)
+	lostToPing(t, w)
 	if err := db.AddToken(context.Background(), store.Token{ID: "token:00000000000000ab", Name: "x", Role: store.RoleReader, CreatedAt: time.Now()}, [32]byte{2}); err != nil {
 		t.Fatal(err)
 	}
