@@ -75,7 +75,9 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) error {
 		h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	}
 	if _, isFile := f.(*os.File); !isFile {
-		w = streamWriter{w}
+		// Over TLS or HTTP/2 nothing can be spliced into the client's
+		// connection.
+		w = streamWriter{w, r.TLS == nil && r.ProtoMajor == 1}
 	}
 	http.ServeContent(w, r, "", time.Time{}, f)
 	return nil
@@ -97,16 +99,30 @@ var (
 	streamBufs  = sync.Pool{New: func() any { b := make([]byte, streamBufSize); return &b }}
 )
 
-// streamWriter is a ResponseWriter that copies what http.ServeContent
-// sends through a buffer of streamBufSize when one is free. Files are not
+// streamWriter is a ResponseWriter that has a blob that is a
+// blobs.Sender send itself, when splice allows it, and copies others
+// through a buffer of streamBufSize when one is free. Files are not
 // given one: net/http sends them with sendfile.
-type streamWriter struct{ http.ResponseWriter }
+type streamWriter struct {
+	http.ResponseWriter
+	splice bool // whether the client's connection is plain TCP
+}
 
 // Unwrap gives http.ResponseController the writer underneath, so that
 // flushes and deadlines set through it reach the connection.
 func (w streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w streamWriter) ReadFrom(r io.Reader) (int64, error) {
+	// http.ServeContent sends the blob through io.CopyN.
+	if lr, ok := r.(*io.LimitedReader); ok && w.splice {
+		if s, ok := lr.R.(blobs.Sender); ok {
+			n, err := s.SendTo(w.ResponseWriter, lr.N)
+			if !errors.Is(err, errors.ErrUnsupported) {
+				lr.N -= n
+				return n, err
+			}
+		}
+	}
 	select {
 	case streamSlots <- struct{}{}:
 		defer func() { <-streamSlots }()

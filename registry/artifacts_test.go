@@ -8,12 +8,15 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/blobs"
+	"github.com/plugkit/plugkit/registry/blobs/s3"
 )
 
 // streamStore is the blob directory with its files hidden behind a plain
@@ -141,10 +144,69 @@ func TestArtifactStreamBuffersBounded(t *testing.T) {
 // reaches the connection's writer (here a recorder, which can flush).
 func TestStreamWriterUnwraps(t *testing.T) {
 	rec := httptest.NewRecorder()
-	if err := http.NewResponseController(streamWriter{rec}).Flush(); err != nil {
+	if err := http.NewResponseController(streamWriter{ResponseWriter: rec}).Flush(); err != nil {
 		t.Fatalf("Flush through streamWriter: %v", err)
 	}
 	if !rec.Flushed {
 		t.Error("the recorder underneath was not flushed")
+	}
+}
+
+// TestArtifactFromS3: from S3 without the memory cache, an artifact
+// arrives whole, and a Range exactly, both over plain HTTP (the bytes
+// spliced from the store's connection into the client's) and over TLS
+// (copied through a buffer).
+func TestArtifactFromS3(t *testing.T) {
+	srv := testservice.StartS3(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	store, err := s3.Open(context.Background(), "s3://"+srv.NewBucket(t), s3.Options{CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := New(Config{Store: db, Blobs: store, PublishTokens: []string{publishToken}, AnonymousRead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 3<<20)
+	rand.NewChaCha8([32]byte{14}).Read(payload)
+	a := pluginArchive(t, "spliced", "1.0.0", map[string]string{"payload.bin": string(payload)})
+	plain := newServerFor(t, s)
+	if _, err := client(plain.URL, publishToken).Publish(context.Background(), a, ""); err != nil {
+		t.Fatal(err)
+	}
+	secure := httptest.NewTLSServer(s)
+	t.Cleanup(secure.Close)
+	for name, ts := range map[string]*httptest.Server{"plain": plain, "tls": secure} {
+		url := ts.URL + "/plugin-protocol/v1/artifacts/" + archive.Digest(a)
+		for _, rng := range []string{"", "bytes=1000-", "bytes=5-1048580"} {
+			req, _ := http.NewRequest("GET", url, nil)
+			if rng != "" {
+				req.Header.Set("Range", rng)
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := a
+			switch rng {
+			case "bytes=1000-":
+				want = a[1000:]
+			case "bytes=5-1048580":
+				want = a[5:1048581]
+			}
+			if err != nil || !bytes.Equal(b, want) {
+				t.Errorf("%s, Range %q: %d, %d bytes of %d, %v", name, rng, resp.StatusCode, len(b), len(want), err)
+			}
+		}
 	}
 }

@@ -17,7 +17,8 @@ import (
 
 // S3 is a versitygw S3-compatible server running for one test: plain HTTP
 // on 127.0.0.1, buckets as directories of a temporary directory, one root
-// key pair. Clients must use path-style addressing.
+// key pair, connections kept alive between requests as S3 keeps them.
+// Clients must use path-style addressing.
 type S3 struct {
 	// Endpoint is "127.0.0.1:PORT"; URL is "http://" + Endpoint.
 	Endpoint, URL string
@@ -40,7 +41,7 @@ func StartS3(t testing.TB) *S3 {
 	}
 	s.Endpoint = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	s.URL = "http://" + s.Endpoint
-	cmd := exec.Command(bin, "--port", s.Endpoint, "--region", s.Region, "--health", "/healthz", "posix", s.Dir)
+	cmd := exec.Command(bin, "--port", s.Endpoint, "--region", s.Region, "--health", "/healthz", "--keep-alive", "posix", s.Dir)
 	cmd.Env = append(env("ROOT_ACCESS_KEY_ID", "ROOT_SECRET_ACCESS_KEY", "ROOT_ACCESS_KEY", "ROOT_SECRET_KEY"),
 		"ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
 	s.Process = Start(t, cmd, 20*time.Second, httpReady(s.URL+"/healthz", 200))

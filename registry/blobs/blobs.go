@@ -84,3 +84,14 @@ type Presigner interface {
 	// Presign returns a URL that serves the blob for a limited time.
 	Presign(ctx context.Context, digest string) (string, error)
 }
+
+// Sender is implemented by the readers Open returns that can write their
+// next bytes to a writer better than a copy through a buffer can: the S3
+// store's, from a plain-http endpoint, hands the writer the connection
+// the bytes arrive on, which net/http splices into the client's.
+type Sender interface {
+	// SendTo writes the next n bytes to w and returns how many it
+	// wrote. It returns errors.ErrUnsupported, having written nothing,
+	// when it cannot do better than a copy.
+	SendTo(w io.Writer, n int64) (int64, error)
+}

@@ -59,7 +59,10 @@ type Options struct {
 	// Addressing defaults to Auto.
 	Addressing Addressing
 	// Transport sends the requests (default: a clone of
-	// http.DefaultTransport).
+	// http.DefaultTransport). With the default, downloads from a plain
+	// http endpoint reached without a proxy go on connections of the
+	// store's own, from which the registry splices their bytes into
+	// its responses (see direct.go).
 	Transport http.RoundTripper
 	// PresignExpiry is how long a presigned download URL stays valid
 	// (default 5 minutes).
@@ -82,6 +85,7 @@ const maxFills = 4
 type Store struct {
 	c      *minio.Client
 	tr     http.RoundTripper // c's transport, for signedGet
+	direct *directGetter     // nil, or signedGet's connections (direct.go)
 	signed signedURLs
 	bucket string
 	prefix string // "" or "some/prefix/"
@@ -139,10 +143,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: addressing %q: want path or virtual", opts.Addressing)
 	}
 	tr := opts.Transport
+	var direct *directGetter
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 64 // every replica request may fetch a blob
 		tr = t
+		direct = newDirectGetter(eu)
 	}
 	c, err := minio.New(eu.Host, &minio.Options{
 		Creds: credentials.NewChainCredentials([]credentials.Provider{
@@ -160,7 +166,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if cacheBytes == 0 {
 		cacheBytes = DefaultCacheBytes
 	}
-	s := &Store{c: c, tr: tr, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
+	s := &Store{c: c, tr: tr, direct: direct, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
 		cache: newBlobCache(cacheBytes), fills: make(chan struct{}, maxFills)}
 	if s.prefix != "" {
 		s.prefix += "/"
@@ -317,6 +323,29 @@ func (r *objectReader) Read(p []byte) (int, error) {
 		err = io.ErrUnexpectedEOF // the object is shorter than it said
 	}
 	return n, err
+}
+
+// SendTo implements blobs.Sender: the next n bytes go from the GET's
+// connection to w without being copied through the process, when the
+// GET is a direct one (direct.go). Otherwise it sends nothing and
+// returns errors.ErrUnsupported.
+func (r *objectReader) SendTo(w io.Writer, n int64) (int64, error) {
+	if n > r.size-r.off {
+		return 0, errors.ErrUnsupported
+	}
+	if r.body == nil || r.pos != r.off {
+		if _, err := r.open(r.off); err != nil {
+			return 0, err
+		}
+	}
+	b, ok := r.body.(*directBody)
+	if !ok {
+		return 0, errors.ErrUnsupported
+	}
+	m, err := b.sendTo(w, n)
+	r.pos += m
+	r.off += m
+	return m, err
 }
 
 func (r *objectReader) Seek(offset int64, whence int) (int64, error) {

@@ -2,8 +2,10 @@ package s3
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -76,23 +78,54 @@ func (s *Store) signedGet(ctx context.Context, key string, offset int64) (body i
 		u = pu.String()
 		s.signed.put(key, u, now.Add(signedReuse))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, 0, false
-	}
 	want := http.StatusOK
 	if offset > 0 {
-		req.Header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
 		want = http.StatusPartialContent
 	}
-	resp, err := s.tr.RoundTrip(req)
+	status, body, size, err := s.send(ctx, u, offset)
 	if err != nil {
 		return nil, 0, false
 	}
-	if resp.StatusCode != want || resp.ContentLength < 0 {
-		resp.Body.Close()
+	if status != want {
+		body.Close()
 		s.signed.drop(key)
 		return nil, 0, false
 	}
-	return resp.Body, offset + resp.ContentLength, true
+	return body, offset + size, true
+}
+
+// send GETs the presigned URL u from offset, on a connection of the
+// store's own when it has a directGetter for u's host (see direct.go),
+// and through the transport otherwise. It returns the status, the body
+// and its size; a body of unknown size is an error.
+func (s *Store) send(ctx context.Context, u string, offset int64) (int, io.ReadCloser, int64, error) {
+	if s.direct != nil {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return 0, nil, 0, err
+		}
+		if pu.Scheme == "http" && pu.Host == s.direct.host {
+			status, b, err := s.direct.get(ctx, pu, offset)
+			if err != nil {
+				return 0, nil, 0, err
+			}
+			return status, b, b.left, nil
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if offset > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
+	}
+	resp, err := s.tr.RoundTrip(req)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if resp.ContentLength < 0 {
+		resp.Body.Close()
+		return 0, nil, 0, errors.New("s3: a response without Content-Length")
+	}
+	return resp.StatusCode, resp.Body, resp.ContentLength, nil
 }
