@@ -2,7 +2,11 @@ package oci
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 
 	"github.com/opencontainers/go-digest"
@@ -41,10 +45,19 @@ func fetchVerified(ctx context.Context, src content.Fetcher, desc ocispec.Descri
 	if int64(len(b)) != desc.Size {
 		return nil, sizeLie(desc, int64(len(b)))
 	}
-	if got := digest.FromBytes(b); got != desc.Digest {
-		return nil, digestLie(desc, got)
+	if sum := sha256.Sum256(b); !sumIs(desc.Digest, sum[:]) {
+		return nil, digestLie(desc, digest.NewDigestFromBytes(digest.SHA256, sum[:]))
 	}
 	return b, nil
+}
+
+// sumIs reports whether sum is the hash d names, compared without the
+// allocations of a digest.Digest made of it (three for each blob an
+// export reads).
+func sumIs(d digest.Digest, sum []byte) bool {
+	var buf [2 * sha512.Size]byte
+	n := hex.Encode(buf[:], sum)
+	return d.Encoded() == string(buf[:n])
 }
 
 // checkDescriptor refuses, before its content is read, a descriptor whose
@@ -93,18 +106,18 @@ func digestLie(desc ocispec.Descriptor, got digest.Digest) error {
 type verifyReader struct {
 	r    io.Reader
 	desc ocispec.Descriptor
-	d    digest.Digester
+	h    hash.Hash // of desc's algorithm
 	n    int64
 	end  bool // r said EOF, or gave more than desc.Size bytes
 }
 
 func newVerifyReader(r io.Reader, desc ocispec.Descriptor) *verifyReader {
-	return &verifyReader{r: io.LimitReader(r, desc.Size+1), desc: desc, d: desc.Digest.Algorithm().Digester()}
+	return &verifyReader{r: io.LimitReader(r, desc.Size+1), desc: desc, h: desc.Digest.Algorithm().Hash()}
 }
 
 func (v *verifyReader) Read(p []byte) (int, error) {
 	n, err := v.r.Read(p)
-	v.d.Hash().Write(p[:n])
+	v.h.Write(p[:n])
 	v.n += int64(n)
 	if err == io.EOF || v.n > v.desc.Size {
 		v.end = true
@@ -124,8 +137,10 @@ func (v *verifyReader) verdict(err error) error {
 		return err
 	case v.n != v.desc.Size:
 		return sizeLie(v.desc, v.n)
-	case v.d.Digest() != v.desc.Digest:
-		return digestLie(v.desc, v.d.Digest())
+	}
+	var buf [sha512.Size]byte
+	if sum := v.h.Sum(buf[:0]); !sumIs(v.desc.Digest, sum) {
+		return digestLie(v.desc, digest.NewDigestFromBytes(v.desc.Digest.Algorithm(), sum))
 	}
 	return err
 }
