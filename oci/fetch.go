@@ -52,8 +52,8 @@ func fetchVerified(ctx context.Context, src content.Fetcher, desc ocispec.Descri
 }
 
 // sumIs reports whether sum is the hash d names, compared without the
-// allocations of a digest.Digest made of it (three for each blob an
-// export reads).
+// allocations of a digest.Digest made of it (the sum and two strings,
+// for each blob an export reads).
 func sumIs(d digest.Digest, sum []byte) bool {
 	var buf [2 * sha512.Size]byte
 	n := hex.Encode(buf[:], sum)
