@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,23 +85,6 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// mayPublish is the store's ownership and conflict checks, read-only.
-func (s *Server) mayPublish(r *http.Request, by store.Actor, rel distribution.Release) error {
-	owners, err := s.store.Owners(r.Context(), rel.PluginID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil // a new plugin
-	case err != nil:
-		return err
-	case !by.Admin && !slices.Contains(owners, by.Identity):
-		return storeError(store.ErrNotOwner)
-	}
-	if old, err := s.store.Release(r.Context(), rel.ID); err == nil && old.ArtifactDigest != rel.ArtifactDigest {
-		return storeError(store.ErrConflict)
-	}
-	return nil
-}
-
 // commit checks the spooled archive, writes its blob and records the
 // release.
 //
@@ -136,7 +118,7 @@ func (s *Server) commit(r *http.Request, by store.Actor, channel, spool string) 
 	}
 	s.gcLock.RLock()
 	defer s.gcLock.RUnlock()
-	if err := s.putBlob(r, by, nr.Release, body); err != nil {
+	if err := s.putBlob(r, nr, body); err != nil {
 		return distribution.Release{}, false, err
 	}
 	releaseSlot()
@@ -166,19 +148,20 @@ func (s *Server) load(by store.Actor, channel, spool string) (store.NewRelease, 
 	}, body, nil
 }
 
-// putBlob writes the blob of rel unless the store would refuse rel.
+// putBlob writes the blob of nr's release unless the store would refuse
+// nr: not the owner, another digest, yanked, or beyond a quota.
 //
-// The store's refusals are looked for before the blob becomes visible,
-// so that a refused publish leaves no blob behind, but while its bytes
-// are written (blobs.PutIf): on PostgreSQL the look is a round trip to
-// the database, as long as writing and syncing a small blob. Where both
-// fail, the refusal is the answer, as when they ran one after the other.
-// The commit checks again, atomically.
-func (s *Server) putBlob(r *http.Request, by store.Actor, rel distribution.Release, body []byte) error {
+// The store's refusals are looked for (store.Store.CheckPublish) before
+// the blob becomes visible, so that a refused publish leaves no blob
+// behind, but while its bytes are written (blobs.PutIf): on PostgreSQL
+// the look is a round trip to the database, as long as writing and
+// syncing a small blob. Where both fail, the refusal is the answer, as
+// when they ran one after the other. The commit checks again, atomically.
+func (s *Server) putBlob(r *http.Request, nr store.NewRelease, body []byte) error {
 	verdict := make(chan error, 1)
-	go func() { verdict <- s.mayPublish(r, by, rel) }()
+	go func() { verdict <- storeError(s.store.CheckPublish(r.Context(), nr)) }()
 	refused := sync.OnceValue(func() error { return <-verdict })
-	err := blobs.PutIf(r.Context(), s.blobs, rel.ArtifactDigest, body, refused)
+	err := blobs.PutIf(r.Context(), s.blobs, nr.Release.ArtifactDigest, body, refused)
 	if err != nil {
 		if rerr := refused(); rerr != nil {
 			return rerr

@@ -56,42 +56,51 @@ func blobFiles(t *testing.T, data string) int {
 
 // TestRefusedPublishLeavesNoBlob: the store's refusals are looked for
 // while the blob is written, and a refused publish leaves no file, blob
-// or temporary, whichever refusal it is.
+// or temporary, whichever refusal it is, the per-plugin quotas included.
 func TestRefusedPublishLeavesNoBlob(t *testing.T) {
 	ctx := context.Background()
-	url, data := newPublishServer(t, Config{}, nil, nil)
+	url, data := newPublishServer(t, Config{MaxReleasesPerPlugin: 2, MaxChannelsPerPlugin: 1}, nil, nil)
 	alice, bob := client(url, "a-secret"), client(url, "b-secret")
-	if _, err := alice.Publish(ctx, pluginArchive(t, "alpha", "1.0.0", nil), ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.Publish(ctx, pluginArchive(t, "alpha", "0.9.0", nil), ""); err != nil {
-		t.Fatal(err)
+	for _, p := range [][2]string{{"alpha", "1.0.0"}, {"alpha", "0.9.0"}, {"beta", "1.0.0"}} {
+		if _, err := alice.Publish(ctx, pluginArchive(t, p[0], p[1], nil), ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := alice.Yank(ctx, "alpha@0.9.0", true); err != nil {
 		t.Fatal(err)
 	}
-	if n := blobFiles(t, data); n != 2 {
-		t.Fatalf("%d files in the blob directory after two publishes", n)
+	if n := blobFiles(t, data); n != 3 {
+		t.Fatalf("%d files in the blob directory after three publishes", n)
 	}
 	other := map[string]string{"other": "bytes"}
 	for _, c := range []struct {
-		name   string
-		cl     *distribution.Client
-		body   []byte
-		status int
-		code   string
+		name    string
+		cl      *distribution.Client
+		body    []byte
+		channel string
+		status  int
+		code    string
 	}{
-		{"not the owner", bob, pluginArchive(t, "alpha", "2.0.0", nil), 403, distribution.CodeNotOwner},
-		{"another digest", alice, pluginArchive(t, "alpha", "1.0.0", other), 409, distribution.CodeVersionConflict},
-		{"yanked", alice, pluginArchive(t, "alpha", "0.9.0", nil), 409, distribution.CodeReleaseYanked},
+		{"not the owner", bob, pluginArchive(t, "alpha", "2.0.0", nil), "", 403, distribution.CodeNotOwner},
+		{"another digest", alice, pluginArchive(t, "alpha", "1.0.0", other), "", 409, distribution.CodeVersionConflict},
+		{"yanked", alice, pluginArchive(t, "alpha", "0.9.0", nil), "", 409, distribution.CodeReleaseYanked},
+		{"releases quota", alice, pluginArchive(t, "alpha", "2.0.0", nil), "", 409, distribution.CodeQuotaExceeded},
+		{"channels quota", alice, pluginArchive(t, "beta", "2.0.0", nil), "edge", 409, distribution.CodeQuotaExceeded},
 	} {
-		_, err := c.cl.Publish(ctx, c.body, "")
+		_, err := c.cl.Publish(ctx, c.body, c.channel)
 		if st, code := statusOf(err); st != c.status || code != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, st, code, c.status, c.code)
 		}
-		if n := blobFiles(t, data); n != 2 {
-			t.Errorf("%s: the refused publish left %d files in the blob directory", c.name, n-2)
+		if n := blobFiles(t, data); n != 3 {
+			t.Errorf("%s: the refused publish left %d files in the blob directory", c.name, n-3)
 		}
+	}
+	// Within the quotas, the same publishes are accepted.
+	if _, err := alice.Publish(ctx, pluginArchive(t, "beta", "2.0.0", nil), ""); err != nil {
+		t.Fatalf("a second release on an existing channel: %v", err)
+	}
+	if n := blobFiles(t, data); n != 4 {
+		t.Fatalf("%d files in the blob directory after four publishes", n)
 	}
 }
 

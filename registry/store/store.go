@@ -138,6 +138,13 @@ type Store interface {
 	// ErrYanked. A new release or channel beyond the quotas is a
 	// *QuotaError. The returned release is the stored one.
 	Publish(ctx context.Context, r NewRelease) (rel distribution.Release, created bool, err error)
+	// CheckPublish returns the error Publish would return for r now, and
+	// writes nothing: a look before the work a publish does ahead of its
+	// commit (writing the artifact's blob), so that a refused publish can
+	// be refused before that work shows. It is not a reservation: Publish
+	// decides again, atomically, and a write in between may change its
+	// answer.
+	CheckPublish(ctx context.Context, r NewRelease) error
 
 	// Catalog lists plugins sorted by ID with their channels (leaving out
 	// those whose release is yanked) and releases (newest first). A

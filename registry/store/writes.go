@@ -26,6 +26,74 @@ type ReleaseTx interface {
 	SetYanked(releaseID string, yanked bool) error
 }
 
+// ChannelFacts reads what a channel's quota is decided on.
+type ChannelFacts interface {
+	// ChannelExists reports whether the plugin has the channel.
+	ChannelExists(pluginID, channel string) (bool, error)
+	// CountChannels counts the plugin's channels.
+	CountChannels(pluginID string) (int, error)
+}
+
+// CheckChannelQuota fails with a *QuotaError when the channel is new to
+// the plugin and the plugin has max channels or more; max <= 0 means no
+// quota, and nothing is read.
+func CheckChannelQuota(f ChannelFacts, pluginID, channel string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	known, err := f.ChannelExists(pluginID, channel)
+	if err != nil || known {
+		return err
+	}
+	return CheckQuota("channels", max, func() (int, error) { return f.CountChannels(pluginID) })
+}
+
+// PublishFacts reads what a publish is decided on. Read from one snapshot
+// (a read transaction, one statement, or the publish's own write
+// transaction), they make a decision that held at that snapshot.
+type PublishFacts interface {
+	ChannelFacts
+	// Authorize is ReleaseTx.Authorize.
+	Authorize(by Actor, pluginID string) (found bool, err error)
+	// Release reads a release; ErrNotFound when there is none.
+	Release(id string) (distribution.Release, error)
+	// CountReleases counts the plugin's releases.
+	CountReleases(pluginID string) (int, error)
+}
+
+// DecidePublish decides the publish of nr from f, for Store.Publish and
+// Store.CheckPublish alike, so that the look before a publish refuses
+// exactly what the publish would: ErrNotOwner first, then JudgePublish's
+// verdict, then the quota of releases for a new release and that of
+// channels for a new channel. found reports whether the plugin exists
+// (a new one is claimed by its first publisher), created whether the
+// release is new.
+func DecidePublish(f PublishFacts, nr NewRelease) (found, created bool, err error) {
+	r := nr.Release
+	if found, err = f.Authorize(nr.By, r.PluginID); err != nil {
+		return found, false, err
+	}
+	old, err := f.Release(r.ID)
+	if created, err = JudgePublish(old, err, r.ArtifactDigest); err != nil {
+		return found, false, err
+	}
+	if !found {
+		// A plugin that does not exist has no releases and no channels
+		// (their rows reference it), and a quota is at least one.
+		return false, created, nil
+	}
+	if created {
+		err = CheckQuota("releases", nr.MaxReleases, func() (int, error) { return f.CountReleases(r.PluginID) })
+		if err != nil {
+			return found, false, err
+		}
+	}
+	if err := CheckChannelQuota(f, r.PluginID, nr.Channel, nr.MaxChannels); err != nil {
+		return found, false, err
+	}
+	return found, created, nil
+}
+
 // ChangeChannel is Store.SetChannel inside t: the release must belong to
 // the plugin and not be yanked.
 func ChangeChannel(t ReleaseTx, c ChannelChange) (distribution.Release, error) {

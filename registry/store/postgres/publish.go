@@ -23,11 +23,10 @@ import (
 // the plugin's lock, so its snapshot holds every write committed before
 // the lock was granted.
 //
-// The decision is store.JudgePublish's with the ownership and quota checks
-// of the embedded store; Publish decides again in Go from the facts this
-// returns and refuses to report an outcome the SQL did not reach, so the
-// two cannot drift apart unnoticed (the conformance suite covers every
-// outcome).
+// The decision is store.DecidePublish's; Publish decides again in Go
+// from the facts this returns and refuses to report an outcome the SQL
+// did not reach, so the two cannot drift apart unnoticed (the conformance
+// suite covers every outcome).
 //
 // Parameters: $1 plugin ID, $2 identity, $3 channel, $4 release ID, $5 the
 // actor is an admin, $6 max releases, $7 max channels (<= 0: none), $8
@@ -35,12 +34,7 @@ import (
 // $14 published at, $15 and $16 the notification's channel and payload:
 // only a write notifies, delivered at commit. The foreign keys of the new rows on the plugin and the
 // release are checked at the end of the statement, when both exist.
-const publishSQL = `WITH facts AS (
-		SELECT EXISTS (SELECT 1 FROM plugins WHERE id = $1) AS found,
-			EXISTS (SELECT 1 FROM owners WHERE plugin_id = $1 AND identity = $2) AS owner,
-			(SELECT COUNT(*) FROM releases WHERE plugin_id = $1) AS releases,
-			EXISTS (SELECT 1 FROM channels WHERE plugin_id = $1 AND name = $3) AS channel_known,
-			(SELECT COUNT(*) FROM channels WHERE plugin_id = $1) AS channels),
+const publishSQL = `WITH ` + factsCTE + `,
 	verdict AS (
 		SELECT old.id IS NULL AS created,
 			(NOT f.found OR f.owner OR $5::boolean)
@@ -66,10 +60,85 @@ const publishSQL = `WITH facts AS (
 		SELECT $1, $3, $4, $10::bigint FROM verdict WHERE accepted
 		` + onChannelConflict + `),
 	notified AS (SELECT pg_notify($15, $16) FROM verdict WHERE accepted)
-	SELECT (SELECT COUNT(*) FROM notified) = 1, f.found, f.owner, f.releases, f.channel_known, f.channels,
+	SELECT (SELECT COUNT(*) FROM notified) = 1, ` + factsSelect
+
+// factsCTE is the query "facts" of the facts a publish is decided on
+// (store.PublishFacts) but the stored release, in one row. Parameters: $1
+// plugin ID, $2 identity, $3 channel.
+const factsCTE = `facts AS (
+		SELECT EXISTS (SELECT 1 FROM plugins WHERE id = $1) AS found,
+			EXISTS (SELECT 1 FROM owners WHERE plugin_id = $1 AND identity = $2) AS owner,
+			(SELECT COUNT(*) FROM releases WHERE plugin_id = $1) AS releases,
+			EXISTS (SELECT 1 FROM channels WHERE plugin_id = $1 AND name = $3) AS channel_known,
+			(SELECT COUNT(*) FROM channels WHERE plugin_id = $1) AS channels)`
+
+// factsSelect returns the row of publishFacts.scan: the facts, and the
+// release $4 if there is one, in store.ScanRelease's columns.
+const factsSelect = `f.found, f.owner, f.releases, f.channel_known, f.channels,
 		COALESCE(r.id, ''), COALESCE(r.plugin_id, ''), COALESCE(r.version, ''), COALESCE(r.description, ''),
 		COALESCE(r.digest, ''), COALESCE(r.size, 0), COALESCE(r.yanked, false), COALESCE(r.published_at, 0)
 	FROM facts f LEFT JOIN releases r ON r.id = $4`
+
+// checkPublishSQL reads the facts of a publish, in one statement and so
+// one snapshot, for CheckPublish: $1 to $4 as for publishSQL.
+const checkPublishSQL = `WITH ` + factsCTE + ` SELECT ` + factsSelect
+
+// publishFacts are the facts publishSQL and checkPublishSQL read, for
+// store.DecidePublish.
+type publishFacts struct {
+	found, owner, channelKnown bool
+	releases, channels         int
+	old                        distribution.Release // ID "" when there is none
+}
+
+var _ store.PublishFacts = publishFacts{}
+
+// scan reads f from a row of factsSelect's columns, after as many
+// columns as before has destinations.
+func (f *publishFacts) scan(row pgx.Row, before ...any) error {
+	var err error
+	f.old, err = store.ScanRelease(row, append(before, &f.found, &f.owner, &f.releases, &f.channelKnown, &f.channels)...)
+	return err
+}
+
+// Authorize implements store.PublishFacts.
+func (f publishFacts) Authorize(by store.Actor, _ string) (bool, error) {
+	if f.found && !f.owner && !by.Admin {
+		return true, store.ErrNotOwner
+	}
+	return f.found, nil
+}
+
+// Release implements store.PublishFacts: the release read is the only
+// one there is.
+func (f publishFacts) Release(string) (distribution.Release, error) {
+	if f.old.ID == "" { // release IDs are never empty
+		return f.old, store.ErrNotFound
+	}
+	return f.old, nil
+}
+
+// CountReleases implements store.PublishFacts.
+func (f publishFacts) CountReleases(string) (int, error) { return f.releases, nil }
+
+// ChannelExists implements store.ChannelFacts.
+func (f publishFacts) ChannelExists(string, string) (bool, error) { return f.channelKnown, nil }
+
+// CountChannels implements store.ChannelFacts.
+func (f publishFacts) CountChannels(string) (int, error) { return f.channels, nil }
+
+// CheckPublish implements store.Store in one round trip: it replaces the
+// two lookups (owners, then the release) that the server made before
+// each publish.
+func (db *DB) CheckPublish(ctx context.Context, nr store.NewRelease) error {
+	r := nr.Release
+	var f publishFacts
+	if err := f.scan(db.pool.QueryRow(ctx, checkPublishSQL, r.PluginID, nr.By.Identity, nr.Channel, r.ID)); err != nil {
+		return err
+	}
+	_, _, err := store.DecidePublish(f, nr)
+	return err
+}
 
 // Publish implements store.Store. Publishes that arrive while others are
 // being written are written together, as one group (see publishQueue):
@@ -120,11 +189,11 @@ type pendingPublish struct {
 	signal chan struct{}
 	lead   bool
 
-	// The results: err, or the facts publishSQL returned.
-	err                                 error
-	written, found, owner, channelKnown bool
-	releases, channels                  int
-	old                                 distribution.Release
+	// The results: err, or whether publishSQL wrote and the facts it
+	// returned.
+	err     error
+	written bool
+	facts   publishFacts
 }
 
 // run writes p, in a group, and returns when its results are set.
@@ -262,9 +331,7 @@ func (db *DB) publishBatch(ctx context.Context, ps []*pendingPublish) error {
 		}
 	}
 	for _, p := range ps {
-		var err error
-		p.old, err = store.ScanRelease(br.QueryRow(), &p.written, &p.found, &p.owner, &p.releases, &p.channelKnown, &p.channels)
-		if err != nil {
+		if err := p.facts.scan(br.QueryRow(), &p.written); err != nil {
 			return err
 		}
 	}
@@ -274,21 +341,8 @@ func (db *DB) publishBatch(ctx context.Context, ps []*pendingPublish) error {
 // judge decides a written publish again, in Go, from the facts publishSQL
 // returned, and reports its outcome.
 func (p *pendingPublish) judge() (distribution.Release, bool, error) {
-	nr, r := p.nr, p.nr.Release
-	lookupErr := error(nil)
-	if p.old.ID == "" { // release IDs are never empty
-		lookupErr = store.ErrNotFound
-	}
-	created, err := store.JudgePublish(p.old, lookupErr, r.ArtifactDigest)
-	switch {
-	case p.found && !p.owner && !nr.By.Admin:
-		err = store.ErrNotOwner
-	case err != nil:
-	case created && nr.MaxReleases > 0 && p.releases >= nr.MaxReleases:
-		err = &store.QuotaError{Quota: "releases", Max: nr.MaxReleases}
-	case !p.channelKnown && nr.MaxChannels > 0 && p.channels >= nr.MaxChannels:
-		err = &store.QuotaError{Quota: "channels", Max: nr.MaxChannels}
-	}
+	r := p.nr.Release
+	_, created, err := store.DecidePublish(p.facts, p.nr)
 	if p.written != (err == nil) {
 		return distribution.Release{}, false, fmt.Errorf("postgres: publish of %s: the database wrote %v, the check says %v", r.ID, p.written, err)
 	}
@@ -296,7 +350,7 @@ func (p *pendingPublish) judge() (distribution.Release, bool, error) {
 		return distribution.Release{}, false, err
 	}
 	if !created {
-		return p.old, false, nil
+		return p.facts.old, false, nil
 	}
 	stored := r
 	stored.Yanked = false

@@ -51,18 +51,18 @@ func (t writeTx) Authorize(by store.Actor, pluginID string) (bool, error) {
 }
 
 // checkChannel fails with a *QuotaError when the channel is new and the
-// plugin has its quota of channels already.
+// plugin has its quota of channels already; it reads both facts in one
+// query.
 func (t writeTx) checkChannel(pluginID, channel string, max int) error {
-	var known bool
-	var n int
+	if max <= 0 {
+		return nil
+	}
+	var f publishFacts
 	if err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM channels WHERE plugin_id = $1 AND name = $2),
-		(SELECT COUNT(*) FROM channels WHERE plugin_id = $1)`, pluginID, channel).Scan(&known, &n); err != nil {
+		(SELECT COUNT(*) FROM channels WHERE plugin_id = $1)`, pluginID, channel).Scan(&f.channelKnown, &f.channels); err != nil {
 		return err
 	}
-	if !known && max > 0 && n >= max {
-		return &store.QuotaError{Quota: "channels", Max: max}
-	}
-	return nil
+	return store.CheckChannelQuota(f, pluginID, channel, max)
 }
 
 // SetChannel implements store.ReleaseTx.

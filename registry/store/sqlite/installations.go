@@ -14,11 +14,6 @@ func (db *DB) PutInstallation(ctx context.Context, in distribution.Installation,
 	return db.write(ctx, func(t writeTx) error { return store.PutInstallation(t, in, maxPerPlugin) })
 }
 
-// PluginExists implements store.InstallationTx and store.OwnerTx.
-func (t writeTx) PluginExists(id string) (bool, error) {
-	return exists(t.ctx, t.stmt(t.q.pluginExists), id)
-}
-
 // InstallationPlugin implements store.InstallationTx.
 func (t writeTx) InstallationPlugin(reporter, id string) (string, error) {
 	var plugin string

@@ -21,7 +21,7 @@ func (db *DB) Owners(ctx context.Context, pluginID string) ([]string, error) {
 	// One transaction, so that "no owners" is never confused with "no
 	// plugin" by a publish landing in between.
 	err := db.read(ctx, func(tx *sql.Tx) error {
-		found, err := exists(ctx, tx.StmtContext(ctx, db.q.pluginExistsR), pluginID)
+		found, err := factsTx{ctx, tx, &db.q.factsR}.PluginExists(pluginID)
 		if err != nil {
 			return err
 		}

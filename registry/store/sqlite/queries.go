@@ -20,14 +20,34 @@ const releaseColumns = `r.id, r.plugin_id, r.version, r.description, r.digest, r
 type queries struct {
 	catalogPlugins, catalogPlugin                     *sql.Stmt
 	catalogReleases, catalogChannels                  *sql.Stmt
-	owners, pluginExistsR                             *sql.Stmt
+	owners                                            *sql.Stmt
 	installationsAll, installationsOf                 *sql.Stmt
-	releaseW, pluginExists, ownersW, isOwner          *sql.Stmt
-	countReleases, countChannels, channelExists       *sql.Stmt
+	ownersW                                           *sql.Stmt
 	upsertPlugin, insertRelease, upsertChannel        *sql.Stmt
 	setYanked, insertOwner, deleteOwner, deleteOwners *sql.Stmt
 	installationPlugin, countInstallations            *sql.Stmt
 	upsertInstallation                                *sql.Stmt
+	// factsR and factsW read what a publish is decided on: on the
+	// reader pool for CheckPublish, on the writer for Publish.
+	factsR, factsW facts
+}
+
+// facts are the statements of store.PublishFacts, prepared on one pool.
+type facts struct {
+	release, pluginExists, isOwner              *sql.Stmt
+	countReleases, channelExists, countChannels *sql.Stmt
+}
+
+// statements lists the statements of f, on the writer pool or not.
+func (f *facts) statements(writer bool) []statement {
+	return []statement{
+		{&f.release, writer, `SELECT ` + releaseColumns + ` FROM releases r WHERE r.id = ?`},
+		{&f.pluginExists, writer, `SELECT 1 FROM plugins WHERE id = ?`},
+		{&f.isOwner, writer, `SELECT 1 FROM owners WHERE plugin_id = ? AND identity = ?`},
+		{&f.countReleases, writer, `SELECT COUNT(*) FROM releases WHERE plugin_id = ?`},
+		{&f.channelExists, writer, `SELECT 1 FROM channels WHERE plugin_id = ? AND name = ?`},
+		{&f.countChannels, writer, `SELECT COUNT(*) FROM channels WHERE plugin_id = ?`},
+	}
 }
 
 // statement is one prepared statement's field, pool and SQL.
@@ -37,16 +57,13 @@ type statement struct {
 	text   string
 }
 
-// SQL that runs on both pools.
-const (
-	ownersSQL       = `SELECT identity FROM owners WHERE plugin_id = ? ORDER BY identity`
-	pluginExistsSQL = `SELECT 1 FROM plugins WHERE id = ?`
-)
+// ownersSQL runs on both pools.
+const ownersSQL = `SELECT identity FROM owners WHERE plugin_id = ? ORDER BY identity`
 
 // statements lists every statement of q.
 func (q *queries) statements() []statement {
 	const r, w = false, true
-	return []statement{
+	list := []statement{
 		{&q.catalogPlugins, r, `SELECT id, name, description FROM plugins WHERE id > ? ORDER BY id LIMIT ?`},
 		{&q.catalogPlugin, r, `SELECT id, name, description FROM plugins WHERE id = ?`},
 		// Releases and channels of a page: every plugin ID from the
@@ -58,7 +75,6 @@ func (q *queries) statements() []statement {
 			FROM channels c JOIN releases r ON r.id = c.release_id
 			WHERE c.plugin_id >= ? AND c.plugin_id <= ? AND r.yanked = 0`},
 		{&q.owners, r, ownersSQL},
-		{&q.pluginExistsR, r, pluginExistsSQL},
 		{&q.installationsAll, r, `SELECT ` + store.InstallationColumns + ` FROM installations
 			WHERE (plugin_id, reporter, id) > (?, ?, ?)
 			ORDER BY plugin_id, reporter, id LIMIT ?`},
@@ -66,13 +82,7 @@ func (q *queries) statements() []statement {
 			WHERE plugin_id = ? AND (reporter, id) > (?, ?)
 			ORDER BY plugin_id, reporter, id LIMIT ?`},
 
-		{&q.releaseW, w, `SELECT ` + releaseColumns + ` FROM releases r WHERE r.id = ?`},
-		{&q.pluginExists, w, pluginExistsSQL},
 		{&q.ownersW, w, ownersSQL},
-		{&q.isOwner, w, `SELECT 1 FROM owners WHERE plugin_id = ? AND identity = ?`},
-		{&q.countReleases, w, `SELECT COUNT(*) FROM releases WHERE plugin_id = ?`},
-		{&q.countChannels, w, `SELECT COUNT(*) FROM channels WHERE plugin_id = ?`},
-		{&q.channelExists, w, `SELECT 1 FROM channels WHERE plugin_id = ? AND name = ?`},
 		// The plugin's name and description follow its latest release.
 		{&q.upsertPlugin, w, `INSERT INTO plugins (id, name, description, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET name = excluded.name,
@@ -95,6 +105,7 @@ func (q *queries) statements() []statement {
 				release_id = excluded.release_id, digest = excluded.digest, status = excluded.status,
 				host = excluded.host, reported_at = excluded.reported_at`},
 	}
+	return append(append(list, q.factsR.statements(r)...), q.factsW.statements(w)...)
 }
 
 // prepare prepares every statement on its pool.

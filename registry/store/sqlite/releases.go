@@ -26,39 +26,52 @@ func (db *DB) HasArtifact(ctx context.Context, digest string) (bool, error) {
 	return db.p.exists(pointHasArtifact, digest)
 }
 
-// writeTx is a write transaction with the writer's statements bound to it.
-type writeTx struct {
+// factsTx reads what a publish is decided on (store.PublishFacts) in one
+// transaction, with the statements of its pool.
+type factsTx struct {
 	ctx context.Context
 	tx  *sql.Tx
-	q   *queries
+	f   *facts
 }
 
-func (t writeTx) stmt(s *sql.Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, s) }
+func (t factsTx) stmt(s *sql.Stmt) *sql.Stmt { return t.tx.StmtContext(t.ctx, s) }
+
+// writeTx is a write transaction with the writer's statements bound to it.
+type writeTx struct {
+	factsTx
+	q *queries
+}
 
 // writeTx serves the write logic the stores share.
 var (
 	_ store.ReleaseTx      = writeTx{}
 	_ store.InstallationTx = writeTx{}
 	_ store.OwnerTx        = writeTx{}
+	_ store.PublishFacts   = writeTx{}
 )
 
 // write runs f in a write transaction.
 func (db *DB) write(ctx context.Context, f func(writeTx) error) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error { return f(writeTx{ctx, tx, &db.q}) })
+	return db.inTx(ctx, func(tx *sql.Tx) error { return f(writeTx{factsTx{ctx, tx, &db.q.factsW}, &db.q}) })
 }
 
-// Release implements store.ReleaseTx.
-func (t writeTx) Release(id string) (distribution.Release, error) {
-	return store.ScanRelease(t.stmt(t.q.releaseW).QueryRowContext(t.ctx, id))
+// Release implements store.PublishFacts and store.ReleaseTx.
+func (t factsTx) Release(id string) (distribution.Release, error) {
+	return store.ScanRelease(t.stmt(t.f.release).QueryRowContext(t.ctx, id))
 }
 
-// Authorize implements store.ReleaseTx.
-func (t writeTx) Authorize(by store.Actor, pluginID string) (bool, error) {
-	found, err := exists(t.ctx, t.stmt(t.q.pluginExists), pluginID)
+// PluginExists implements store.InstallationTx and store.OwnerTx.
+func (t factsTx) PluginExists(id string) (bool, error) {
+	return exists(t.ctx, t.stmt(t.f.pluginExists), id)
+}
+
+// Authorize implements store.PublishFacts and store.ReleaseTx.
+func (t factsTx) Authorize(by store.Actor, pluginID string) (bool, error) {
+	found, err := t.PluginExists(pluginID)
 	if err != nil || !found || by.Admin {
 		return found, err
 	}
-	owner, err := exists(t.ctx, t.stmt(t.q.isOwner), pluginID, by.Identity)
+	owner, err := exists(t.ctx, t.stmt(t.f.isOwner), pluginID, by.Identity)
 	if err != nil {
 		return true, err
 	}
@@ -68,25 +81,33 @@ func (t writeTx) Authorize(by store.Actor, pluginID string) (bool, error) {
 	return true, nil
 }
 
-// checkQuota fails with a *QuotaError when counting with s finds max or
-// more rows; max <= 0 means no quota.
-func (t writeTx) checkQuota(s *sql.Stmt, quota string, max int, args ...any) error {
-	return store.CheckQuota(quota, max, func() (int, error) { return count(t.ctx, t.stmt(s), args...) })
+// CountReleases implements store.PublishFacts.
+func (t factsTx) CountReleases(pluginID string) (int, error) {
+	return count(t.ctx, t.stmt(t.f.countReleases), pluginID)
 }
 
-// SetChannel implements store.ReleaseTx: the quota counts only when the
-// channel is new.
+// ChannelExists implements store.ChannelFacts.
+func (t factsTx) ChannelExists(pluginID, channel string) (bool, error) {
+	return exists(t.ctx, t.stmt(t.f.channelExists), pluginID, channel)
+}
+
+// CountChannels implements store.ChannelFacts.
+func (t factsTx) CountChannels(pluginID string) (int, error) {
+	return count(t.ctx, t.stmt(t.f.countChannels), pluginID)
+}
+
+// SetChannel implements store.ReleaseTx.
 func (t writeTx) SetChannel(pluginID, channel, releaseID string, max int) error {
-	known, err := exists(t.ctx, t.stmt(t.q.channelExists), pluginID, channel)
-	if err != nil {
+	if err := store.CheckChannelQuota(t, pluginID, channel, max); err != nil {
 		return err
 	}
-	if !known {
-		if err := t.checkQuota(t.q.countChannels, "channels", max, pluginID); err != nil {
-			return err
-		}
-	}
-	_, err = t.stmt(t.q.upsertChannel).ExecContext(t.ctx, pluginID, channel, releaseID, time.Now().UnixNano())
+	return t.pointChannel(pluginID, channel, releaseID)
+}
+
+// pointChannel points a channel at a release, creating the channel if
+// need be; the quota is the caller's.
+func (t writeTx) pointChannel(pluginID, channel, releaseID string) error {
+	_, err := t.stmt(t.q.upsertChannel).ExecContext(t.ctx, pluginID, channel, releaseID, time.Now().UnixNano())
 	return err
 }
 
@@ -96,18 +117,11 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 	created := false
 	var stored distribution.Release
 	err := db.write(ctx, func(t writeTx) error {
-		found, err := t.Authorize(nr.By, r.PluginID)
+		found, c, err := store.DecidePublish(t, nr)
 		if err != nil {
 			return err
 		}
-		old, err := t.Release(r.ID)
-		if created, err = store.JudgePublish(old, err, r.ArtifactDigest); err != nil {
-			return err
-		}
-		if created {
-			if err := t.checkQuota(t.q.countReleases, "releases", nr.MaxReleases, r.PluginID); err != nil {
-				return err
-			}
+		if created = c; created {
 			if _, err := t.stmt(t.q.upsertPlugin).ExecContext(ctx, r.PluginID, nr.Name, r.Description, time.Now().UnixNano()); err != nil {
 				return err
 			}
@@ -121,7 +135,7 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 				return err
 			}
 		}
-		if err := t.SetChannel(r.PluginID, nr.Channel, r.ID, nr.MaxChannels); err != nil {
+		if err := t.pointChannel(r.PluginID, nr.Channel, r.ID); err != nil {
 			return err
 		}
 		stored, err = t.Release(r.ID)
@@ -131,6 +145,15 @@ func (db *DB) Publish(ctx context.Context, nr store.NewRelease) (distribution.Re
 		return distribution.Release{}, false, err
 	}
 	return stored, created, nil
+}
+
+// CheckPublish implements store.Store: the decision of Publish, made in
+// a read transaction.
+func (db *DB) CheckPublish(ctx context.Context, nr store.NewRelease) error {
+	return db.read(ctx, func(tx *sql.Tx) error {
+		_, _, err := store.DecidePublish(factsTx{ctx, tx, &db.q.factsR}, nr)
+		return err
+	})
 }
 
 // SetYanked implements store.ReleaseTx.

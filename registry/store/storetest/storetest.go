@@ -39,6 +39,7 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentFirstPublishesHaveOneOwner", testConcurrentClaims},
 		{"ConcurrentPublishes", testConcurrentPublishes},
 		{"Quotas", testQuotas},
+		{"CheckPublishAgreesWithPublish", testCheckPublish},
 		{"CatalogPages", testCatalogPages},
 		{"Installations", testInstallations},
 		{"InstallationPages", testInstallationPages},
@@ -367,6 +368,98 @@ func testQuotas(t *testing.T, s store.Store) {
 	}
 }
 
+// snapshot is everything a publish may change: the catalog (plugins,
+// releases with their yanked flags, channels) and every plugin's owners.
+func snapshot(t *testing.T, s store.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := s.Catalog(ctx, store.CatalogQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fmt.Sprintf("%+v", cat)
+	for _, p := range cat {
+		owners, err := s.Owners(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out += fmt.Sprintf("\n%s: %v", p.ID, owners)
+	}
+	return out
+}
+
+// sameOutcome reports whether err is want: nil, the same *QuotaError, or
+// matching the sentinel want.
+func sameOutcome(err, want error) bool {
+	var qe, wantQE *store.QuotaError
+	switch {
+	case want == nil:
+		return err == nil
+	case errors.As(want, &wantQE):
+		return errors.As(err, &qe) && *qe == *wantQE
+	}
+	return errors.Is(err, want)
+}
+
+// testCheckPublish: CheckPublish returns what Publish then returns, for
+// every refusal and for acceptance, and writes nothing, not even the
+// claim of a new plugin.
+func testCheckPublish(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	r := func(by store.Actor, plugin, version string, n int, channel string) store.NewRelease {
+		nr := NewRelease(by, plugin, version, Digest(n), channel)
+		nr.MaxReleases, nr.MaxChannels = 3, 2
+		return nr
+	}
+	releases := &store.QuotaError{Quota: "releases", Max: 3}
+	channels := &store.QuotaError{Quota: "channels", Max: 2}
+	for _, c := range []struct {
+		name string
+		nr   store.NewRelease
+		want error
+	}{
+		{"a new plugin", r(alice, "q", "1", 1, "stable"), nil},
+		{"a new release", r(alice, "q", "2", 2, "stable"), nil},
+		{"the same release again", r(alice, "q", "2", 2, "stable"), nil},
+		{"a new channel", r(alice, "q", "1", 1, "beta"), nil},
+		{"another identity", r(bob, "q", "3", 3, "stable"), store.ErrNotOwner},
+		{"another identity, the same release", r(bob, "q", "1", 1, "stable"), store.ErrNotOwner},
+		{"another digest", r(alice, "q", "1", 9, "stable"), store.ErrConflict},
+		{"an admin", r(admin, "q", "3", 3, "beta"), nil},
+		{"a release beyond the quota", r(alice, "q", "4", 4, "stable"), releases},
+		{"not the owner beyond the quota", r(bob, "q", "4", 4, "stable"), store.ErrNotOwner},
+		{"a channel beyond the quota", r(alice, "q", "2", 2, "nightly"), channels},
+		{"a release and a channel beyond the quotas", r(alice, "q", "4", 4, "nightly"), releases},
+		{"an existing channel at the quota", r(alice, "q", "3", 3, "stable"), nil},
+		{"another plugin", r(bob, "other", "1", 5, "stable"), nil},
+	} {
+		before := snapshot(t, s)
+		checked := s.CheckPublish(ctx, c.nr)
+		if after := snapshot(t, s); after != before {
+			t.Fatalf("%s: CheckPublish wrote: before\n%s\nafter\n%s", c.name, before, after)
+		}
+		_, _, published := s.Publish(ctx, c.nr)
+		if !sameOutcome(checked, c.want) || !sameOutcome(published, c.want) {
+			t.Fatalf("%s: CheckPublish %v, Publish %v, want %v", c.name, checked, published, c.want)
+		}
+	}
+	if _, err := s.SetYanked(ctx, alice, "q@1", true); err != nil {
+		t.Fatal(err)
+	}
+	nr := r(alice, "q", "1", 1, "stable")
+	if err := s.CheckPublish(ctx, nr); !errors.Is(err, store.ErrYanked) {
+		t.Fatalf("a yanked release: CheckPublish %v, want ErrYanked", err)
+	}
+	if _, _, err := s.Publish(ctx, nr); !errors.Is(err, store.ErrYanked) {
+		t.Fatalf("a yanked release: Publish %v, want ErrYanked", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.CheckPublish(cancelled, r(alice, "q", "5", 6, "stable")); err == nil {
+		t.Fatal("CheckPublish with a cancelled context succeeded")
+	}
+}
+
 func testCatalogPages(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	if cat, err := s.Catalog(ctx, store.CatalogQuery{Limit: 10}); err != nil || cat == nil || len(cat) != 0 {
@@ -515,10 +608,10 @@ func BenchmarkPublish(b *testing.B, s store.Store) {
 					return
 				}
 				r := NewRelease(alice, fmt.Sprintf("bench-%d-%d", run, i), "1.0.0", Digest(i), "stable")
-				// As the server does: ownership first, read-only, then the
+				// As the server does: the read-only look first, then the
 				// publish itself.
-				if _, err := s.Owners(ctx, r.Release.PluginID); !errors.Is(err, store.ErrNotFound) {
-					b.Errorf("owners of a new plugin: %v", err)
+				if err := s.CheckPublish(ctx, r); err != nil {
+					b.Errorf("check of a new plugin: %v", err)
 					return
 				}
 				if _, _, err := s.Publish(ctx, r); err != nil {
