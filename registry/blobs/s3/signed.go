@@ -12,7 +12,8 @@ import (
 )
 
 // A download's GET is sent with a presigned URL, signed once per object
-// and reused, straight to the transport: minio-go builds, signs and
+// and reused, straight to the transport (or on the store's own
+// connections: direct.go): minio-go builds, signs and
 // checks each of its requests anew, which was a fifth of the server's CPU
 // per 500 KB download streamed from versitygw (bench/replicas.sh,
 // section 2). A GET that does not answer as asked (an error, a 404, a 403
