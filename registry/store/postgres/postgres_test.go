@@ -44,6 +44,37 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, pg) })
 }
 
+// TestPoolSize: the URL's pool_max_conns sizes the pool (pgxpool reads
+// it, and Connect must not override it), Options.MaxConns overrides the
+// URL, and a bad value is refused without the URL in the message.
+func TestPoolSize(t *testing.T) {
+	pg := cluster(t)
+	url := pg.NewDatabase(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		url  string
+		opts Options
+		want int32
+	}{
+		{url + "&pool_max_conns=2", Options{}, 2},
+		{url + "&pool_max_conns=2", Options{MaxConns: 3}, 3},
+		{url, Options{MaxConns: 7}, 7},
+	} {
+		db, err := Connect(ctx, c.url, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.pool.Config().MaxConns; got != c.want {
+			t.Errorf("%s, MaxConns %d: pool of %d connections, want %d", c.url, c.opts.MaxConns, got, c.want)
+		}
+		db.Close()
+	}
+	_, err := Connect(ctx, url+"&pool_max_conns=many", Options{})
+	if err == nil || strings.Contains(err.Error(), "many") {
+		t.Errorf("pool_max_conns=many: %v", err)
+	}
+}
+
 // TestMigrateConcurrently opens one fresh database from many replicas at
 // once: the advisory lock lets exactly one apply each migration, and the
 // others start on the finished schema.
