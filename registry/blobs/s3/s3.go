@@ -65,7 +65,8 @@ type Options struct {
 	// its responses (see direct.go).
 	Transport http.RoundTripper
 	// PresignExpiry is how long a presigned download URL stays valid
-	// (default 5 minutes).
+	// (default 5 minutes). Presign hands one URL out again for a
+	// quarter of it, at most a minute.
 	PresignExpiry time.Duration
 	// CacheBytes is the memory kept for recently downloaded or uploaded
 	// blobs, each at most an eighth of it (default DefaultCacheBytes;
@@ -83,15 +84,15 @@ const maxFills = 4
 
 // Store is a blobs.Store in one bucket under one prefix.
 type Store struct {
-	c      *minio.Client
-	tr     http.RoundTripper // c's transport, for signedGet
-	direct *directGetter     // nil, or signedGet's connections (direct.go)
-	signed signedURLs
-	bucket string
-	prefix string // "" or "some/prefix/"
-	expiry time.Duration
-	cache  *blobCache
-	fills  chan struct{} // semaphore of cache fills
+	c         *minio.Client
+	tr        http.RoundTripper // c's transport, for signedGet
+	direct    *directGetter     // nil, or signedGet's connections (direct.go)
+	signed    signedURLs        // for signedGet
+	redirects signedURLs        // for Presign
+	bucket    string
+	prefix    string // "" or "some/prefix/"
+	cache     *blobCache
+	fills     chan struct{} // semaphore of cache fills
 }
 
 var (
@@ -166,13 +167,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if cacheBytes == 0 {
 		cacheBytes = DefaultCacheBytes
 	}
-	s := &Store{c: c, tr: tr, direct: direct, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
+	expiry := opts.PresignExpiry
+	if expiry <= 0 {
+		expiry = 5 * time.Minute
+	}
+	s := &Store{c: c, tr: tr, direct: direct, bucket: bucket, prefix: prefix,
+		signed: signedURLs{expiry: signedExpiry, reuse: signedReuse, now: time.Now},
+		redirects: signedURLs{expiry: expiry, reuse: min(expiry/4, maxRedirectReuse), now: time.Now,
+			query: url.Values{"response-content-type": {"application/gzip"}}},
 		cache: newBlobCache(cacheBytes), fills: make(chan struct{}, maxFills)}
 	if s.prefix != "" {
 		s.prefix += "/"
-	}
-	if s.expiry <= 0 {
-		s.expiry = 5 * time.Minute
 	}
 	ok, err := c.BucketExists(ctx, bucket)
 	if err != nil {
@@ -374,18 +379,21 @@ func (r *objectReader) Close() error {
 	return err
 }
 
-// Presign implements blobs.Presigner: a GET URL of the blob, valid for
-// the store's PresignExpiry, answered as application/gzip.
+// Presign implements blobs.Presigner: a GET URL of the blob, answered as
+// application/gzip, valid for the store's PresignExpiry from when it was
+// signed. A URL signed for the same blob shortly before is handed out
+// again (maxRedirectReuse), with at least three quarters of the expiry
+// left.
 func (s *Store) Presign(ctx context.Context, digest string) (string, error) {
 	key, err := s.key(digest)
 	if err != nil {
 		return "", err
 	}
-	u, err := s.c.PresignedGetObject(ctx, s.bucket, key, s.expiry, url.Values{"response-content-type": {"application/gzip"}})
+	u, err := s.presigned(ctx, &s.redirects, key)
 	if err != nil {
 		return "", fmt.Errorf("s3: presign %s: %w", key, err)
 	}
-	return u.String(), nil
+	return u, nil
 }
 
 // Walk implements blobs.Sweeper: every object under PREFIX/sha256/ whose
