@@ -86,6 +86,7 @@ const maxFills = 4
 type Store struct {
 	c         *minio.Client
 	tr        http.RoundTripper // c's transport, for signedGet
+	ownTr     *http.Transport   // tr when Open made it, or nil
 	direct    *directGetter     // nil, or signedGet's connections (direct.go)
 	signed    signedURLs        // for signedGet
 	redirects signedURLs        // for Presign
@@ -99,6 +100,7 @@ var (
 	_ blobs.Store     = (*Store)(nil)
 	_ blobs.Sweeper   = (*Store)(nil)
 	_ blobs.Presigner = (*Store)(nil)
+	_ io.Closer       = (*Store)(nil)
 )
 
 // ParseURL splits "s3://BUCKET/PREFIX" into the bucket and the prefix
@@ -144,11 +146,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: addressing %q: want path or virtual", opts.Addressing)
 	}
 	tr := opts.Transport
+	var ownTr *http.Transport
 	var direct *directGetter
 	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64 // every replica request may fetch a blob
-		tr = t
+		ownTr = http.DefaultTransport.(*http.Transport).Clone()
+		ownTr.MaxIdleConnsPerHost = 64 // every replica request may fetch a blob
+		tr = ownTr
 		direct = newDirectGetter(eu)
 	}
 	c, err := minio.New(eu.Host, &minio.Options{
@@ -171,7 +174,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if expiry <= 0 {
 		expiry = 5 * time.Minute
 	}
-	s := &Store{c: c, tr: tr, direct: direct, bucket: bucket, prefix: prefix,
+	s := &Store{c: c, tr: tr, ownTr: ownTr, direct: direct, bucket: bucket, prefix: prefix,
 		signed: signedURLs{expiry: signedExpiry, reuse: signedReuse, now: time.Now},
 		redirects: signedURLs{expiry: expiry, reuse: min(expiry/4, maxRedirectReuse), now: time.Now,
 			query: url.Values{"response-content-type": {"application/gzip"}}},
@@ -187,6 +190,24 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: bucket %s does not exist at %s", bucket, eu.Host)
 	}
 	return s, nil
+}
+
+// Close closes the connections the store keeps idle: its direct GETs'
+// (direct.go) and, when Open made the transport (Options.Transport nil),
+// the transport's. It is meant for the end of the store's use, after the
+// server has drained. A download still under way when it is called reads
+// to its end; its direct connection is then closed, not kept. The store
+// still serves later calls: a direct GET on a new connection closed after
+// it, other requests on the transport, which may keep connections idle
+// again. Close may be called more than once, and returns nil.
+func (s *Store) Close() error {
+	if s.direct != nil {
+		s.direct.close()
+	}
+	if s.ownTr != nil {
+		s.ownTr.CloseIdleConnections()
+	}
+	return nil
 }
 
 func firstOf(vs ...string) string {
