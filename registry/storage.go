@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -49,8 +50,21 @@ type Storage struct {
 	SpoolDir string
 }
 
-// Close closes the store.
-func (s *Storage) Close() error { return s.Store.Close() }
+// Close closes the store, then the blob store if it holds something to
+// release (io.Closer: the S3 store's idle connections). A server calls it
+// once its requests have drained.
+func (s *Storage) Close() error {
+	return errors.Join(s.Store.Close(), closeBlobs(s.Blobs))
+}
+
+// closeBlobs closes b if it is an io.Closer; blobs.Store asks for no
+// Close, as the directory store has nothing to close.
+func closeBlobs(b blobs.Store) error {
+	if c, ok := b.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // IsPostgresURL reports whether a database URL names PostgreSQL.
 func IsPostgresURL(u string) bool {
@@ -99,6 +113,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 	}
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
+		closeBlobs(b)
 		return nil, err
 	}
 	s := &Storage{Store: st, Blobs: b}

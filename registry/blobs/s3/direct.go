@@ -44,8 +44,9 @@ type directGetter struct {
 	addr string // host:port, dialled
 	dial net.Dialer
 
-	mu   sync.Mutex
-	idle []*directConn // most recently used last
+	mu     sync.Mutex
+	idle   []*directConn // most recently used last
+	closed bool          // keeps no connection idle any more (close)
 }
 
 // directConn is a connection and the reader its responses are read
@@ -136,16 +137,30 @@ func (g *directGetter) conn(ctx context.Context) (dc *directConn, reused bool, e
 	return dc, false, nil
 }
 
-// put keeps dc to be reused, unless enough are kept already.
+// put keeps dc to be reused, unless enough are kept already or g is
+// closed.
 func (g *directGetter) put(dc *directConn) {
 	dc.since = time.Now()
 	g.mu.Lock()
-	if len(g.idle) < maxIdleDirect {
+	if !g.closed && len(g.idle) < maxIdleDirect {
 		g.idle = append(g.idle, dc)
 		dc = nil
 	}
 	g.mu.Unlock()
 	if dc != nil {
+		dc.c.Close()
+	}
+}
+
+// close closes the idle connections, and those given back from now on:
+// a GET after it still works, on a new connection of its own that is
+// closed after it, so that nothing stays open once the store is closed.
+func (g *directGetter) close() {
+	g.mu.Lock()
+	idle := g.idle
+	g.idle, g.closed = nil, true
+	g.mu.Unlock()
+	for _, dc := range idle {
 		dc.c.Close()
 	}
 }

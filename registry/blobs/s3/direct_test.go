@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/blobs"
 )
 
@@ -306,4 +307,115 @@ func idleConns(s *Store) []*directConn {
 	s.direct.mu.Lock()
 	defer s.direct.mu.Unlock()
 	return append([]*directConn(nil), s.direct.idle...)
+}
+
+// TestClose: Close closes the idle connections at once; a download open
+// at Close reads to its end, and its connection is then closed, as is that
+// of a download after Close; Close twice is fine. The connections are
+// counted on the server's side, by a proxy in front of versitygw.
+func TestClose(t *testing.T) {
+	srv := testservice.StartS3(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	p := proxyTo(t, srv.Endpoint)
+	s, err := Open(context.Background(), "s3://"+srv.NewBucket(t), Options{CacheBytes: -1, Endpoint: "http://" + p.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, digest := blob(8)
+	data = bytes.Repeat(data, 100) // 800 KB: more than the socket buffers
+	digest = archive.Digest(data)
+	if err := s.Put(context.Background(), digest, data); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, s, digest)
+	f, _, err := s.Open(context.Background(), digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 1000)
+	if _, err := io.ReadFull(f, head); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, s, digest)
+	if n := len(idleConns(s)); n != 1 {
+		t.Fatalf("%d idle direct connections before Close, want 1", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitOpen(t, 1) // the open download's
+	rest, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(append(head, rest...), data) {
+		t.Fatalf("the download open at Close: %d bytes, %v", len(head)+len(rest), err)
+	}
+	f.Close()
+	p.waitOpen(t, 0)
+	if !bytes.Equal(readAll(t, s, digest), data) {
+		t.Fatal("a download after Close: bytes differ")
+	}
+	if n := len(idleConns(s)); n != 0 {
+		t.Fatalf("%d idle direct connections after Close", n)
+	}
+	p.waitOpen(t, 0)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close twice: %v", err)
+	}
+}
+
+// tcpProxy forwards the connections made to addr to another address,
+// and counts those open.
+type tcpProxy struct {
+	addr string
+	open atomic.Int32
+}
+
+func proxyTo(t *testing.T, to string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	p := &tcpProxy{addr: ln.Addr().String()}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.open.Add(1)
+			go p.forward(c, to)
+		}
+	}()
+	return p
+}
+
+// forward copies c to a new connection to addr and back, until either
+// side closes.
+func (p *tcpProxy) forward(c net.Conn, addr string) {
+	defer p.open.Add(-1)
+	defer c.Close()
+	u, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer u.Close()
+	go func() {
+		io.Copy(c, u)
+		c.Close()
+	}()
+	io.Copy(u, c)
+}
+
+// waitOpen waits, a few seconds at most, for want connections to be open.
+func (p *tcpProxy) waitOpen(t *testing.T, want int32) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); p.open.Load() != want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d connections open, want %d", p.open.Load(), want)
+		}
+	}
 }

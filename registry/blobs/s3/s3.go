@@ -65,7 +65,8 @@ type Options struct {
 	// its responses (see direct.go).
 	Transport http.RoundTripper
 	// PresignExpiry is how long a presigned download URL stays valid
-	// (default 5 minutes).
+	// (default 5 minutes). Presign hands one URL out again for a
+	// quarter of it, at most a minute.
 	PresignExpiry time.Duration
 	// CacheBytes is the memory kept for recently downloaded or uploaded
 	// blobs, each at most an eighth of it (default DefaultCacheBytes;
@@ -83,21 +84,23 @@ const maxFills = 4
 
 // Store is a blobs.Store in one bucket under one prefix.
 type Store struct {
-	c      *minio.Client
-	tr     http.RoundTripper // c's transport, for signedGet
-	direct *directGetter     // nil, or signedGet's connections (direct.go)
-	signed signedURLs
-	bucket string
-	prefix string // "" or "some/prefix/"
-	expiry time.Duration
-	cache  *blobCache
-	fills  chan struct{} // semaphore of cache fills
+	c         *minio.Client
+	tr        http.RoundTripper // c's transport, for signedGet
+	ownTr     *http.Transport   // tr when Open made it, or nil
+	direct    *directGetter     // nil, or signedGet's connections (direct.go)
+	signed    signedURLs        // for signedGet
+	redirects signedURLs        // for Presign
+	bucket    string
+	prefix    string // "" or "some/prefix/"
+	cache     *blobCache
+	fills     chan struct{} // semaphore of cache fills
 }
 
 var (
 	_ blobs.Store     = (*Store)(nil)
 	_ blobs.Sweeper   = (*Store)(nil)
 	_ blobs.Presigner = (*Store)(nil)
+	_ io.Closer       = (*Store)(nil)
 )
 
 // ParseURL splits "s3://BUCKET/PREFIX" into the bucket and the prefix
@@ -143,11 +146,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: addressing %q: want path or virtual", opts.Addressing)
 	}
 	tr := opts.Transport
+	var ownTr *http.Transport
 	var direct *directGetter
 	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64 // every replica request may fetch a blob
-		tr = t
+		ownTr = http.DefaultTransport.(*http.Transport).Clone()
+		ownTr.MaxIdleConnsPerHost = 64 // every replica request may fetch a blob
+		tr = ownTr
 		direct = newDirectGetter(eu)
 	}
 	c, err := minio.New(eu.Host, &minio.Options{
@@ -166,13 +170,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if cacheBytes == 0 {
 		cacheBytes = DefaultCacheBytes
 	}
-	s := &Store{c: c, tr: tr, direct: direct, bucket: bucket, prefix: prefix, expiry: opts.PresignExpiry,
+	expiry := opts.PresignExpiry
+	if expiry <= 0 {
+		expiry = 5 * time.Minute
+	}
+	s := &Store{c: c, tr: tr, ownTr: ownTr, direct: direct, bucket: bucket, prefix: prefix,
+		signed: signedURLs{expiry: signedExpiry, reuse: signedReuse, now: time.Now},
+		redirects: signedURLs{expiry: expiry, reuse: min(expiry/4, maxRedirectReuse), now: time.Now,
+			query: url.Values{"response-content-type": {"application/gzip"}}},
 		cache: newBlobCache(cacheBytes), fills: make(chan struct{}, maxFills)}
 	if s.prefix != "" {
 		s.prefix += "/"
-	}
-	if s.expiry <= 0 {
-		s.expiry = 5 * time.Minute
 	}
 	ok, err := c.BucketExists(ctx, bucket)
 	if err != nil {
@@ -182,6 +190,24 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("s3: bucket %s does not exist at %s", bucket, eu.Host)
 	}
 	return s, nil
+}
+
+// Close closes the connections the store keeps idle: its direct GETs'
+// (direct.go) and, when Open made the transport (Options.Transport nil),
+// the transport's. It is meant for the end of the store's use, after the
+// server has drained. A download still under way when it is called reads
+// to its end; its direct connection is then closed, not kept. The store
+// still serves later calls: a direct GET on a new connection closed after
+// it, other requests on the transport, which may keep connections idle
+// again. Close may be called more than once, and returns nil.
+func (s *Store) Close() error {
+	if s.direct != nil {
+		s.direct.close()
+	}
+	if s.ownTr != nil {
+		s.ownTr.CloseIdleConnections()
+	}
+	return nil
 }
 
 func firstOf(vs ...string) string {
@@ -374,18 +400,21 @@ func (r *objectReader) Close() error {
 	return err
 }
 
-// Presign implements blobs.Presigner: a GET URL of the blob, valid for
-// the store's PresignExpiry, answered as application/gzip.
+// Presign implements blobs.Presigner: a GET URL of the blob, answered as
+// application/gzip, valid for the store's PresignExpiry from when it was
+// signed. A URL signed for the same blob shortly before is handed out
+// again (maxRedirectReuse), with at least three quarters of the expiry
+// left.
 func (s *Store) Presign(ctx context.Context, digest string) (string, error) {
 	key, err := s.key(digest)
 	if err != nil {
 		return "", err
 	}
-	u, err := s.c.PresignedGetObject(ctx, s.bucket, key, s.expiry, url.Values{"response-content-type": {"application/gzip"}})
+	u, err := s.presigned(ctx, &s.redirects, key)
 	if err != nil {
 		return "", fmt.Errorf("s3: presign %s: %w", key, err)
 	}
-	return u.String(), nil
+	return u, nil
 }
 
 // Walk implements blobs.Sweeper: every object under PREFIX/sha256/ whose

@@ -28,7 +28,7 @@ func open(t *testing.T, prefix string) (*Store, *testservice.S3, string) {
 	return openWith(t, prefix, Options{CacheBytes: -1})
 }
 
-func openWith(t *testing.T, prefix string, opts Options) (*Store, *testservice.S3, string) {
+func openWith(t testing.TB, prefix string, opts Options) (*Store, *testservice.S3, string) {
 	t.Helper()
 	srv := testservice.StartS3(t)
 	for _, kv := range srv.Env() {

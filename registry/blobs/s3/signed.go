@@ -26,9 +26,22 @@ const (
 	// signedExpiry is the validity it is signed with: a URL taken at the
 	// end of its reuse still has this minus signedReuse to be sent.
 	signedExpiry = 15 * time.Minute
-	// maxSigned bounds the URLs kept; when full, they are all dropped.
+	// maxSigned bounds the URLs kept, for each use; when full, they are
+	// all dropped.
 	maxSigned = 4096
 )
+
+// Presign hands out the URL it signed last for the same blob, as long as
+// that was less than a quarter of the expiry and at most maxRedirectReuse
+// ago: signing is most of the server's CPU per redirected download
+// (36-47 µs), and a burst of downloads of one release then costs a map
+// look-up each. A client so receives at least three quarters of the
+// expiry. The window is short because a reused URL cannot be dropped
+// when it fails, as the store's own are: the store never sees the
+// client's GET, and a URL signed with credentials that were since
+// rotated, or with a session token that has since expired, is refused
+// (403) to every client it is handed to for as long as it is reused.
+const maxRedirectReuse = time.Minute
 
 // signedURL is a presigned GET URL and when it stops being reused.
 type signedURL struct {
@@ -36,8 +49,15 @@ type signedURL struct {
 	until time.Time
 }
 
-// signedURLs holds the store's presigned GET URLs by object key.
+// signedURLs holds presigned GET URLs by object key, each signed for
+// expiry with query and reused for reuse: the store has one for its own
+// GETs and one for the redirects it answers (Presign), whose URLs differ
+// in query and reuse.
 type signedURLs struct {
+	expiry, reuse time.Duration
+	query         url.Values
+	now           func() time.Time // time.Now; tests move it on
+
 	mu   sync.Mutex
 	urls map[string]signedURL
 }
@@ -65,19 +85,30 @@ func (c *signedURLs) drop(key string) {
 	delete(c.urls, key)
 }
 
+// presigned returns a URL of key from c: the one kept, or a new one,
+// kept when signing succeeded (an error is never kept: the next call
+// signs again).
+func (s *Store) presigned(ctx context.Context, c *signedURLs, key string) (string, error) {
+	now := c.now()
+	if u, ok := c.get(key, now); ok {
+		return u, nil
+	}
+	pu, err := s.c.PresignedGetObject(ctx, s.bucket, key, c.expiry, c.query)
+	if err != nil {
+		return "", err
+	}
+	u := pu.String()
+	c.put(key, u, now.Add(c.reuse))
+	return u, nil
+}
+
 // signedGet GETs key from offset to its end with a presigned URL. It
 // returns the body and the object's size, or ok false when the answer is
 // anything but the bytes asked for; the caller then asks minio-go.
 func (s *Store) signedGet(ctx context.Context, key string, offset int64) (body io.ReadCloser, size int64, ok bool) {
-	now := time.Now()
-	u, ok := s.signed.get(key, now)
-	if !ok {
-		pu, err := s.c.PresignedGetObject(ctx, s.bucket, key, signedExpiry, nil)
-		if err != nil {
-			return nil, 0, false
-		}
-		u = pu.String()
-		s.signed.put(key, u, now.Add(signedReuse))
+	u, err := s.presigned(ctx, &s.signed, key)
+	if err != nil {
+		return nil, 0, false
 	}
 	want := http.StatusOK
 	if offset > 0 {
