@@ -23,7 +23,8 @@ RUNS=${RUNS:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+# Static, as the README installs them (CGO_ENABLED=0).
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
 go build -o "$work/archivebench" ./bench/archivebench
 
 # best NAME CMD...: run CMD; keep the smallest wall time in best_NAME and the

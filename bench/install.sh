@@ -24,7 +24,8 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+# Static, as the README installs them (CGO_ENABLED=0).
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
 pk="$work/plugkit"
 
 # plugin DIR NAME FILLER_BYTES: a plugin with two skills, two MCP servers and a filler file.

@@ -43,7 +43,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_line() { for _ in $(seq 200); do grep -q listening "$1" 2>/dev/null && return; sleep 0.05; done; echo "bench: $1 never listened" >&2; exit 1; }
 
 echo "building plugkit and servefile" >&2
-(cd "$ROOT" && go build -o "$WORK/" ./cmd/plugkit ./cmd/plugkit-full && go build -o "$WORK/servefile" ./bench/servefile)
+# Static, as the README installs them (CGO_ENABLED=0).
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/" ./cmd/plugkit ./cmd/plugkit-full && go build -o "$WORK/servefile" ./bench/servefile)
 
 # A plugin whose archive is about 500 KB: random bytes do not compress.
 PLUGIN="$WORK/bench-plugin"

@@ -6,7 +6,8 @@
 set -euo pipefail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+# Static, as the README installs them (CGO_ENABLED=0).
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
 for tool in "$@"; do go build -o "$work/$tool" "./bench/$tool"; done
 loadavg() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 loadavg
