@@ -28,9 +28,12 @@ const copyConcurrency = 3
 // through it to Err.
 type CopyError struct {
 	// Op is Exists or Push (on the destination), Fetch, FindSuccessors
-	// or FindPredecessors (on the source).
-	Op          string
-	Digest      digest.Digest
+	// or FindPredecessors (on the source), as oras-go's CopyError names
+	// them.
+	Op string
+	// Digest is the node Op was about.
+	Digest digest.Digest
+	// Destination tells the destination's failures from the source's.
 	Destination bool
 	Err         error
 }
