@@ -74,12 +74,13 @@ type graphCopy struct {
 	sem chan struct{}
 
 	mu        sync.Mutex
-	nodes     map[graphNode]*nodeCopy
+	nodes     map[graphNode]nodeCopy
 	manifests map[digest.Digest][]byte // read from src, verified
 }
 
 // nodeCopy is the copy of one node: done is closed when it is over, with
-// err its outcome.
+// err its outcome. A walk on the caller's goroutine needs no done: a node
+// it reaches again is copied already.
 type nodeCopy struct {
 	done chan struct{}
 	err  error
@@ -98,7 +99,7 @@ func nodeOf(d ocispec.Descriptor) graphNode { return graphNode{d.MediaType, d.Di
 // newGraphCopy is a copy from src to dst with at most concurrency
 // transfers at once; 1 walks on the caller's goroutine.
 func newGraphCopy(src content.ReadOnlyGraphStorage, dst copyDst, concurrency int) *graphCopy {
-	w := &graphCopy{src: src, dst: dst, nodes: map[graphNode]*nodeCopy{}, manifests: map[digest.Digest][]byte{}}
+	w := &graphCopy{src: src, dst: dst, nodes: map[graphNode]nodeCopy{}, manifests: map[digest.Digest][]byte{}}
 	if concurrency > 1 {
 		w.sem = make(chan struct{}, concurrency)
 	}
@@ -221,21 +222,32 @@ func (w *graphCopy) copyGraph(ctx context.Context, desc ocispec.Descriptor) erro
 	w.mu.Lock()
 	c, seen := w.nodes[n]
 	if !seen {
-		c = &nodeCopy{done: make(chan struct{})}
+		if w.sem != nil {
+			c.done = make(chan struct{})
+		}
 		w.nodes[n] = c
 	}
 	w.mu.Unlock()
 	if seen {
-		select {
-		case <-c.done:
-			return c.err
-		case <-ctx.Done():
-			return ctx.Err()
+		if c.done != nil {
+			select {
+			case <-c.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.nodes[n].err
 	}
-	c.err = w.copyNode(ctx, desc)
-	close(c.done)
-	return c.err
+	err := w.copyNode(ctx, desc)
+	w.mu.Lock()
+	w.nodes[n] = nodeCopy{c.done, err}
+	w.mu.Unlock()
+	if c.done != nil {
+		close(c.done)
+	}
+	return err
 }
 
 // copyNode copies desc, unless dst has it, after its successors.
@@ -323,14 +335,21 @@ func (w *graphCopy) fetchPush(ctx context.Context, desc ocispec.Descriptor) erro
 // mostly wait: sem bounds the transfers). The first error cancels the
 // calls still going and is returned.
 func (w *graphCopy) each(ctx context.Context, descs []ocispec.Descriptor, f func(ctx context.Context, i int, d ocispec.Descriptor) error) error {
-	if w.sem == nil || len(descs) < 2 {
-		for i, d := range descs {
-			if err := f(ctx, i, d); err != nil {
-				return err
-			}
-		}
-		return nil
+	if w.sem != nil && len(descs) > 1 {
+		return eachAtOnce(ctx, descs, f)
 	}
+	for i, d := range descs {
+		if err := f(ctx, i, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachAtOnce is each on a goroutine per call; apart, so that a walk on
+// the caller's goroutine allocates nothing for the goroutines it does
+// not start.
+func eachAtOnce(ctx context.Context, descs []ocispec.Descriptor, f func(ctx context.Context, i int, d ocispec.Descriptor) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var failed atomic.Bool
