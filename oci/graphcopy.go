@@ -35,9 +35,11 @@ type CopyError struct {
 	Digest digest.Digest
 	// Destination tells the destination's failures from the source's.
 	Destination bool
-	Err         error
+	// Err is the error of Op.
+	Err error
 }
 
+// Error reads as oras-go's CopyError did, with the node's digest.
 func (e *CopyError) Error() string {
 	side := "source"
 	if e.Destination {
@@ -46,6 +48,7 @@ func (e *CopyError) Error() string {
 	return fmt.Sprintf("failed to perform %q of %s on %s: %v", e.Op, e.Digest, side, e.Err)
 }
 
+// Unwrap is Err, for errors.Is and errors.As.
 func (e *CopyError) Unwrap() error { return e.Err }
 
 // copyDst is where a graphCopy puts nodes.
