@@ -15,7 +15,6 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 
@@ -136,8 +135,8 @@ func parallel(n int, do func(i int)) {
 }
 
 // exportOne is Copy into a stage: the plugin's three blobs
-// (exportPlugin), then the referrers: those of a layout staged by
-// stageReferrers, others copied by oras.
+// (exportPlugin), then the referrers: those of a layout staged unread by
+// stageReferrers, others copied by copyReferrers.
 func exportOne(ctx context.Context, it ExportItem, st *stage, opts ExportOptions) (*Copied, error) {
 	p, err := exportPlugin(ctx, it, st, opts)
 	if err != nil {
@@ -351,107 +350,15 @@ type stageFrom struct {
 	local bool
 }
 
-// graphNode is a node of a walk through a graph as oras-go tells nodes
-// apart: by media type, digest and size.
-type graphNode struct {
-	mediaType string
-	digest    digest.Digest
-	size      int64
-}
-
-func nodeOf(d ocispec.Descriptor) graphNode { return graphNode{d.MediaType, d.Digest, d.Size} }
-
 // stageReferrers is copyReferrers into s from a local source, whose
-// blobs are staged to be read when the tar is written: the walk of
-// oras-go's ExtendedCopyGraph, on this goroutine. oras-go started a
-// goroutine for every node and grew its stack each time (with its walk,
-// 10% of the CPU samples of an export of 100 small plugins), for blobs
-// that a local source stages without reading them. As there, the
-// referrers above node are found first, transitively, up to the roots
-// (the nodes with no referrer); then every root is staged with what it
-// lists, each node after its successors, and a node staged already (the
-// plugin) is skipped with all below it.
+// blobs are staged unread, to be read when the tar is written; the walk
+// stays on this goroutine: oras-go's, which started a goroutine for every
+// node and grew its stack each time, was 10% of the CPU samples of an
+// export of 100 small plugins, for blobs that are not read here.
 func (s stageFrom) stageReferrers(ctx context.Context, node ocispec.Descriptor) ([]ocispec.Descriptor, error) {
-	var found, roots []ocispec.Descriptor
-	seen := map[graphNode]bool{}
-	for stack := []ocispec.Descriptor{node}; len(stack) > 0; {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[nodeOf(cur)] {
-			continue
-		}
-		seen[nodeOf(cur)] = true
-		refs, err := referrersOf(ctx, s.src.(*Layout), cur) // local: a *Layout
-		if err != nil {
-			return nil, fmt.Errorf("copy referrers of %s: %w", node.Digest, &oras.CopyError{Op: "FindPredecessors", Origin: oras.CopyErrorOriginSource, Err: err})
-		}
-		found = append(found, refs...)
-		if len(refs) == 0 {
-			roots = append(roots, cur)
-		}
-		for _, r := range refs {
-			if !seen[nodeOf(r)] {
-				stack = append(stack, r)
-			}
-		}
-	}
-	staged := map[graphNode]bool{}
-	for _, root := range roots {
-		if err := s.stageGraph(ctx, root, staged); err != nil {
-			return nil, fmt.Errorf("copy referrers of %s: %w", node.Digest, err)
-		}
-	}
-	return byDigest(found), nil
-}
-
-// stageGraph stages desc and what it lists, as oras-go's copyGraph copies
-// them: desc is skipped, with all below it, when s has it already; its
-// successors, less foreign layers (never copied), are staged first. done
-// holds the nodes this walk has been through.
-func (s stageFrom) stageGraph(ctx context.Context, desc ocispec.Descriptor, done map[graphNode]bool) error {
-	if done[nodeOf(desc)] {
-		return nil
-	}
-	done[nodeOf(desc)] = true
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if ok, err := s.Exists(ctx, desc); err != nil || ok {
-		if err != nil {
-			return &oras.CopyError{Op: "Exists", Origin: oras.CopyErrorOriginDestination, Err: err}
-		}
-		return nil
-	}
-	succ, err := successorsIn(s.src)(ctx, s.src, desc)
-	if err != nil {
-		return &oras.CopyError{Op: "FindSuccessors", Origin: oras.CopyErrorOriginSource, Err: err}
-	}
-	for _, d := range succ {
-		if isForeignLayer(d) {
-			continue
-		}
-		if err := s.stageGraph(ctx, d, done); err != nil {
-			return err
-		}
-	}
-	if err := s.later(desc); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-		return err
-	}
-	return nil
-}
-
-// isForeignLayer reports whether d is a layer oras-go's copy leaves out:
-// a non-distributable one (media types deprecated by image-spec 1.1, which
-// oras-go still skips), fetched from its URLs by whoever needs it.
-func isForeignLayer(d ocispec.Descriptor) bool {
-	switch d.MediaType {
-	case ocispec.MediaTypeImageLayerNonDistributable,
-		ocispec.MediaTypeImageLayerNonDistributableGzip,
-		ocispec.MediaTypeImageLayerNonDistributableZstd,
-		"application/vnd.docker.image.rootfs.foreign.diff.tar.gzip":
-		return true
-	}
-	return false
+	w := newGraphCopy(s.src.(*Layout), s, 1) // local: a *Layout
+	w.put = func(_ context.Context, desc ocispec.Descriptor) error { return s.later(desc) }
+	return w.copyReferrers(ctx, node)
 }
 
 // add stages a blob of the source its descriptor names, a descriptor

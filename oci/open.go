@@ -3,13 +3,15 @@ package oci
 import (
 	"context"
 
-	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
 )
 
 // Store is an opened Reference: a *Repository or a *Layout. Close writes a
-// layout's index.json; it does nothing for a registry.
+// layout's index.json; it does nothing for a registry. The methods but
+// Close are those of oras-go's GraphTarget.
 type Store interface {
-	oras.GraphTarget
+	content.GraphStorage
+	content.TagResolver
 	Close() error
 }
 

@@ -9,14 +9,17 @@ import (
 	"sync"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry"
 )
 
 // Target is where plugins are written: a *Repository, a *Layout opened
-// for writing, or any oras-go target.
-type Target = oras.Target
+// for writing, or any oras-go target (oras.Target).
+type Target interface {
+	content.Storage
+	content.TagResolver
+}
 
 // Push uploads the config and layer (unless dst has them), then the
 // manifest, tagged tag when tag is not empty, and returns the manifest's

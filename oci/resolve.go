@@ -7,13 +7,16 @@ import (
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 )
 
 // Source is what plugins are read from: a *Repository, a *Layout, or any
-// oras-go target.
-type Source = oras.ReadOnlyTarget
+// oras-go target (oras.ReadOnlyTarget).
+type Source interface {
+	content.ReadOnlyStorage
+	content.Resolver
+}
 
 // candidateLister is a source that knows every manifest it holds (a
 // layout's index.json), so that a plugin can be found without a tag.
