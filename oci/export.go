@@ -105,7 +105,7 @@ func Export(ctx context.Context, w io.Writer, items []ExportItem, tmpDir string,
 func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOptions) ([]*Copied, error) {
 	copied := make([]*Copied, len(items))
 	errs := make([]error, len(items))
-	parallel(len(items), func(i int) {
+	parallel(len(items), runtime.GOMAXPROCS(0), func(i int) {
 		if copied[i], errs[i] = exportOne(ctx, items[i], st, opts); errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", items[i].Selector, errs[i])
 		}
@@ -118,13 +118,15 @@ func copyAll(ctx context.Context, items []ExportItem, st *stage, opts ExportOpti
 	return copied, nil
 }
 
-// parallel calls do(i) for every i below n, on one goroutine per CPU
-// that takes them in turn: one goroutine per call grew a new stack
-// through the JSON decoder each time (8% of an export's CPU time).
-func parallel(n int, do func(i int)) {
+// parallel calls do(i) for every i below n, on at most workers
+// goroutines that take them in turn: one goroutine per call grew a new
+// stack through the JSON decoder each time (8% of an export's CPU time),
+// and a goroutine for each of thousands of calls waiting their turn
+// costs more than the work they wait for.
+func parallel(n, workers int, do func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				do(i)

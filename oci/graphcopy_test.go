@@ -5,17 +5,22 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 
+	measure "github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/oci"
 )
 
@@ -263,4 +268,91 @@ func TestCopyStopsWhenCancelled(t *testing.T) {
 			t.Errorf("%s pushed after the copy was cancelled", d.Digest)
 		}
 	}
+}
+
+// A copy costs what the referrers weigh, whatever their shape: 2,000
+// referrers of the plugin, or a chain of 1,000 each the subject of the
+// next. Each manifest is fetched once, the peak heap stays within 16
+// times the layout's size (7-8 times here), and the goroutines at once
+// within a budget that a goroutine for each referrer waiting its turn
+// exceeded (3,923 for the 2,000); a chain, walked down through each
+// subject, holds one for each level.
+func TestCopyManyReferrersCostsTheirSize(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		n          int
+		chain      bool
+		goroutines int
+	}{
+		{"2,000 referrers of the plugin", 2000, false, 64},
+		{"a chain of 1,000 referrers", 1000, true, 3 * 1000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLayout(t)
+			cfg, layer := goodBlobs(l, exampleArtifact(t))
+			plugin := l.manifest(oci.ManifestMediaType, pluginManifest(cfg, layer), "x")
+			empty := l.blob("application/vnd.oci.empty.v1+json", []byte("{}"))
+			var refs []ocispec.Descriptor
+			subject := plugin
+			for i := range c.n {
+				sig := l.blob("application/vnd.example.signature", []byte(fmt.Sprint("signature ", i)))
+				s := subject
+				r := l.manifest(oci.ManifestMediaType, ocispec.Manifest{Versioned: specsV2, MediaType: oci.ManifestMediaType,
+					ArtifactType: sig.MediaType, Config: empty, Layers: []ocispec.Descriptor{sig}, Subject: &s}, "")
+				refs = append(refs, r)
+				if c.chain {
+					subject = r
+				}
+			}
+			src := watch(l.open())
+			var most atomic.Int64
+			src.onFetch = func(ocispec.Descriptor) {
+				if n := int64(runtime.NumGoroutine()); n > most.Load() {
+					most.Store(n)
+				}
+			}
+			dst := newStore(t)
+			var copied *oci.Copied
+			var err error
+			peak, _ := measure.Heap(func() { copied, err = oci.Copy(ctx, src, "x", dst, "x", oci.PullOptions{}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(copied.Referrers) != c.n {
+				t.Fatalf("%d referrers copied, want %d", len(copied.Referrers), c.n)
+			}
+			for _, r := range refs {
+				if n := src.count(r); n != 1 {
+					t.Fatalf("referrer %s fetched %d times, want once", r.Digest, n)
+				}
+			}
+			size := dirSize(t, l.dir)
+			t.Logf("%d-byte layout: peak heap %d, at most %d goroutines", size, peak, most.Load())
+			if peak > uint64(16*size) {
+				t.Errorf("peak heap %d bytes for a %d-byte layout", peak, size)
+			}
+			if most.Load() > int64(c.goroutines) {
+				t.Errorf("%d goroutines at once, want at most %d", most.Load(), c.goroutines)
+			}
+		})
+	}
+}
+
+// dirSize is the bytes of the regular files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total
 }

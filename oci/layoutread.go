@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -137,7 +138,7 @@ func (r *layoutReader) loadGraph(ctx context.Context) error {
 			nodes = append(nodes, node)
 		}
 		loaded := make([]loadedManifest, len(nodes))
-		parallel(len(nodes), func(i int) { loaded[i] = r.loadManifest(ctx, nodes[i]) })
+		parallel(len(nodes), runtime.GOMAXPROCS(0), func(i int) { loaded[i] = r.loadManifest(ctx, nodes[i]) })
 		level = level[:0]
 		for i, l := range loaded {
 			if errors.Is(l.err, errdef.ErrNotFound) {
