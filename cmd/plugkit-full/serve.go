@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -259,10 +260,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	cli.Printf(cmd.OutOrStdout(), "plugkit serve: listening on %s://%s\n", scheme, ln.Addr().String())
 
+	// The collector uses the store and the blobs: it is stopped, and
+	// waited for, before the deferred closes above run.
+	var gc sync.WaitGroup
+	defer gc.Wait()
 	ctx, stop := context.WithCancel(cmd.Context())
 	defer stop()
 	if f.gcInterval > 0 {
-		go h.RunGC(ctx, f.gcInterval, registry.GCOptions{Grace: f.gcGrace})
+		gc.Go(func() { h.RunGC(ctx, f.gcInterval, registry.GCOptions{Grace: f.gcGrace}) })
 	}
 	return serveUntil(ctx, srv, ln, certs != nil, f.shutdownTimeout, logger)
 }
