@@ -175,8 +175,8 @@ section export && for spec in "100x 20 60000" "100x600K 50 600000"; do
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "--check" "$pk_check" "$raw_export" "$(ratio "$pk_check" "$raw_export")" \
 		"export --check (every layer unpacked and validated, as pull does; CPU $cpu_pk_check s) vs tar -cf"
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "start" "$pk_start" "$pk_export" "$(ratio "$pk_start" "$pk_export")" "of the export, plugkit's start-up (plugkit version; CPU $cpu_pk_start s)"
-	# The export's own work: its best time less the best start-up, a
-	# process tar, started in about a millisecond, hardly pays.
+	# The export's own work: its best time less its best start-up, which
+	# tar, started in about a millisecond, hardly pays.
 	pk_work=$(awk -v a="$pk_export" -v b="$pk_start" 'BEGIN {printf "%.3f", a - b}')
 	printf '%-8s %-7s %9s %9s %7s   %s\n' "$name" "-start" "$pk_work" "$rawsync_export" "$(ratio "$pk_work" "$rawsync_export")" \
 		"export less plugkit's start-up vs tar -cf && sync -f"

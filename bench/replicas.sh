@@ -222,13 +222,15 @@ for pair in "500 KB:$D_SMALL" "10 MB:$D_LARGE"; do
 	# Requests are rate x duration (wrk's rate is requests over its run).
 	for c in "d:directory:$((d1 - d0)):0" "a:S3, memory cache:$((a2 - a1)):0" "n:S3, no cache:$((n2 - n1)):$((v2 - v1))"; do
 		IFS=: read -r f what st vt <<<"$c"
-		awk -v l="$label" -v what="$what" -v st="$st" -v vt="$vt" -v hz="$(getconf CLK_TCK)" -v secs="${DURATION%s}" \
-			'{n = $(NF-4) * secs; printf "CPU per download, %-7s %-18s plugkit serve %6.1f us, versitygw %6.1f us\n", l, what, st / hz / n * 1e6, vt / hz / n * 1e6}' "$WORK/dl-$f"
-		printf -v "cpu_$f" '%s' "$(awk -v t="$st" -v secs="${DURATION%s}" '{printf "%.9f", t / ($(NF-4) * secs)}' "$WORK/dl-$f")"
+		downloads=$(awk -v secs="${DURATION%s}" '{print $(NF-4) * secs}' "$WORK/dl-$f")
+		per=$(awk -v t="$st" -v hz="$(getconf CLK_TCK)" -v n="$downloads" 'BEGIN {printf "%.1f", t / hz / n * 1e6}')
+		printf -v "cpu_$f" '%s' "$per"
+		awk -v l="$label" -v what="$what" -v s="$per" -v vt="$vt" -v hz="$(getconf CLK_TCK)" -v n="$downloads" \
+			'BEGIN {printf "CPU per download, %-7s %-18s plugkit serve %6.1f us, versitygw %6.1f us\n", l, what, s, vt / hz / n * 1e6}'
 	done
-	# The same ratio had each server its cores to itself: the directory
-	# server's CPU per download over the uncached S3 server's, versitygw's
-	# left out. It is what bounds a replica's rate where S3 runs elsewhere.
+	# The uncached ratio were versitygw on other cores: the directory
+	# server's CPU per download over the uncached S3 server's. It bounds a
+	# replica's rate where S3 runs elsewhere.
 	awk -v l="$label" -v d="$cpu_d" -v n="$cpu_n" \
 		'BEGIN {printf "S3/directory, %-7s no cache, by server CPU %.2fx (versitygw on other cores)\n", l, d / n}'
 	for c in "a:memory cache (default)" "n:no cache"; do
