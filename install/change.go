@@ -27,6 +27,9 @@ const (
 	ActionRestore Action = "restore"
 	// ActionNone changes nothing: the plugin is already as asked.
 	ActionNone Action = "none"
+	// ActionFailed: the operation failed for this plugin (the Change's Err
+	// says why) and changed nothing of it, while others may have changed.
+	ActionFailed Action = "failed"
 )
 
 // Change is what an operation does, or would do, to one plugin.
@@ -68,6 +71,9 @@ type Change struct {
 	// *distribution.StatusError when the registry refused it (401 when it
 	// takes reports only with a token).
 	ReportErr error `json:"-"`
+	// Err is why the operation failed for this plugin (Action is
+	// ActionFailed), for errors.Is; nil otherwise.
+	Err error `json:"-"`
 }
 
 // Result is what an operation did, plugin by plugin.

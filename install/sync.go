@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -23,6 +24,12 @@ type SyncOptions struct {
 // directory present, and every tree the lock does not name removed. It
 // needs no consent: the lock records what was approved. Two homes with
 // the same lock get the same trees, byte for byte.
+//
+// Each plugin is synced on its own: one that fails (a source that changed,
+// a fetch that failed) is ActionFailed with its error in its Change, keeps
+// its lock entry and its old tree if any, and does not stop the others,
+// which are restored and committed. The error then names how many failed
+// and matches each cause with errors.Is.
 func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	w, err := h.lockWriter(ctx)
 	if err != nil {
@@ -36,8 +43,6 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	res := &Result{Changes: make([]*Change, n)}
 	wrote := make([]bool, n)
 	errs := make([]error, n)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	par := opts.Parallel
 	if par <= 0 {
 		par = 4
@@ -52,20 +57,21 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			// A failure is this plugin's own: its siblings go on, so that
+			// each plugin's outcome is its own and not another's cancellation.
 			wrote[i], errs[i] = w.syncTree(ctx, e)
-			if errs[i] != nil {
-				cancel()
-				return
-			}
 			progress.step()
 		}()
 	}
 	wg.Wait()
 	var steps []dataStep
 	any := false
+	var failed []error
 	for i, e := range w.lock.Plugins {
 		if errs[i] != nil {
-			return res, errs[i]
+			res.Changes[i].Action, res.Changes[i].Err = ActionFailed, errs[i]
+			failed = append(failed, errs[i])
+			continue
 		}
 		if wrote[i] {
 			res.Changes[i].Action, any = ActionRestore, true
@@ -83,7 +89,13 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, w.commit(txn{next: w.lock, steps: steps, wrote: any})
+	if err := w.commit(txn{next: w.lock, steps: steps, wrote: any}); err != nil {
+		return res, err
+	}
+	if len(failed) > 0 {
+		return res, fmt.Errorf("%d of %d plugins failed to sync: %w", len(failed), n, errors.Join(failed...))
+	}
+	return res, nil
 }
 
 // syncTree makes the stored tree of e intact, fetching it by its identity
