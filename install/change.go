@@ -79,12 +79,15 @@ type Change struct {
 // Result is what an operation did, plugin by plugin.
 type Result struct {
 	Changes []*Change `json:"changes"`
+	// Warnings are about the home as a whole: a trust policy the lock
+	// does not record.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Changed reports whether any change did something.
 func (r *Result) Changed() bool {
 	for _, c := range r.Changes {
-		if c.Action != ActionNone {
+		if c.Action != ActionNone && c.Action != ActionFailed {
 			return true
 		}
 	}

@@ -2,9 +2,10 @@ package install
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // SyncOptions control Sync.
@@ -36,12 +37,17 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		return nil, err
 	}
 	defer w.close()
-	if err := w.admitAll(ctx); err != nil {
+	note, err := w.admitAll(ctx)
+	if err != nil {
 		return nil, err
 	}
 	n := len(w.lock.Plugins)
 	res := &Result{Changes: make([]*Change, n)}
+	if note != "" {
+		res.Warnings = []string{note}
+	}
 	wrote := make([]bool, n)
+	skills := make([][]string, n)
 	errs := make([]error, n)
 	par := opts.Parallel
 	if par <= 0 {
@@ -59,22 +65,25 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 			defer func() { <-sem; wg.Done() }()
 			// A failure is this plugin's own: its siblings go on, so that
 			// each plugin's outcome is its own and not another's cancellation.
-			wrote[i], errs[i] = w.syncTree(ctx, e)
+			wrote[i], skills[i], errs[i] = w.syncTree(ctx, e)
 			progress.step()
 		}()
 	}
 	wg.Wait()
+	next := w.lock.clone()
 	var steps []dataStep
 	any := false
-	var failed []error
-	for i, e := range w.lock.Plugins {
+	for i := range next.Plugins {
+		e := &next.Plugins[i]
 		if errs[i] != nil {
 			res.Changes[i].Action, res.Changes[i].Err = ActionFailed, errs[i]
-			failed = append(failed, errs[i])
 			continue
 		}
 		if wrote[i] {
 			res.Changes[i].Action, any = ActionRestore, true
+		}
+		if skills[i] != nil {
+			e.Skills = skills[i]
 		}
 		if err := h.checkDataDir(e.Name); err != nil {
 			return res, err
@@ -89,51 +98,61 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if err := w.commit(txn{next: w.lock, steps: steps, wrote: any}); err != nil {
+	if err := w.commit(txn{next: next, steps: steps, wrote: any}); err != nil {
 		return res, err
 	}
-	if len(failed) > 0 {
-		return res, fmt.Errorf("%d of %d plugins failed to sync: %w", len(failed), n, errors.Join(failed...))
-	}
-	return res, nil
+	return res, failures("sync", res)
 }
 
 // syncTree makes the stored tree of e intact, fetching it by its identity
-// if needed; it reports whether it wrote one.
-func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, error) {
-	if problems, err := w.h.verifyDigest(e.ArchiveDigest); err == nil && len(problems) == 0 {
-		return false, nil
+// if needed, and checks that it holds the plugin and launch surface e
+// records: a fetched tree that does not is never stored. It reports
+// whether it wrote a tree, and the tree's skill list when it differs from
+// the entry's.
+func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, []string, error) {
+	var pkg *agentplugin.Package
+	var err error
+	problems, verr := w.h.verifyDigest(e.ArchiveDigest)
+	intact := verr == nil && len(problems) == 0
+	if intact {
+		pkg, err = agentplugin.LoadDir(w.h.TreePath(e.ArchiveDigest), w.h.opts.Source.Load, snapshot.Options{})
+	} else {
+		var f *fetched
+		if f, err = w.h.fetchIdentity(ctx, e); err == nil {
+			pkg = f.pkg
+		}
 	}
-	f, err := w.h.fetchIdentity(ctx, e)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return w.putTree(f.pkg.Snapshot, e.ArchiveDigest)
+	warn, err := matchEntry(e, pkg)
+	if err != nil {
+		return false, nil, err
+	}
+	var skills []string
+	if warn != nil {
+		skills = skillNames(pkg)
+	}
+	if intact {
+		return false, skills, nil
+	}
+	wrote, err := w.putTree(pkg.Snapshot, e.ArchiveDigest)
+	return wrote, skills, err
 }
 
 // admitAll applies the home's trust policy to every installed plugin. A
 // lock admitted under a policy needs that very policy in the home: two
-// homes with the same lock and policy.json install the same plugins.
-func (w *writer) admitAll(ctx context.Context) error {
-	policy, err := w.h.Policy()
-	if err != nil {
-		return err
-	}
-	if w.lock.Policy != "" && (policy == nil || policy.Digest.String() != w.lock.Policy) {
-		have := "none"
-		if policy != nil {
-			have = policy.Digest.String()
-		}
-		return fmt.Errorf("%w: the lock was admitted under policy %s, and %s holds %s: copy the policy.json that goes with the lock",
-			ErrPolicyMismatch, w.lock.Policy, w.h.path(PolicyFile), have)
-	}
-	if policy == nil {
-		return nil
+// homes with the same lock and policy.json install the same plugins. It
+// returns the warning about a policy the lock does not record.
+func (w *writer) admitAll(ctx context.Context) (string, error) {
+	policy, err := w.lockedPolicy()
+	if err != nil || policy == nil {
+		return "", err
 	}
 	for i := range w.lock.Plugins {
 		if _, err := w.h.admitEntry(ctx, policy, &w.lock.Plugins[i]); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return w.unrecordedPolicy(policy), nil
 }
