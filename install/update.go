@@ -158,19 +158,38 @@ func (s *state) installedSkills(e *Entry) ([]string, error) {
 	return skillNames(pkg), nil
 }
 
-// failures is the error of an operation some of whose plugins failed:
-// how many, and each cause for errors.Is.
+// FailedError is the error of an operation (Sync, Update) that went on
+// for every plugin it could and failed for some: each failed plugin's
+// Change is ActionFailed with its own error, and the others' changes
+// stand. errors.Is and errors.As match each cause.
+type FailedError struct {
+	// Verb is the operation ("sync", "update"); Total how many plugins
+	// it was for.
+	Verb  string
+	Total int
+	// Errs are the failed plugins' errors, in lock order.
+	Errs []error
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("%d of %d plugins failed to %s: %v", len(e.Errs), e.Total, e.Verb, errors.Join(e.Errs...))
+}
+
+// Unwrap returns the failed plugins' errors.
+func (e *FailedError) Unwrap() []error { return e.Errs }
+
+// failures is the *FailedError of res, nil when no plugin failed.
 func failures(verb string, res *Result) error {
-	var errs []error
+	fe := &FailedError{Verb: verb, Total: len(res.Changes)}
 	for _, c := range res.Changes {
 		if c.Action == ActionFailed {
-			errs = append(errs, c.Err)
+			fe.Errs = append(fe.Errs, c.Err)
 		}
 	}
-	if len(errs) == 0 {
+	if len(fe.Errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d of %d plugins failed to %s: %w", len(errs), len(res.Changes), verb, errors.Join(errs...))
+	return fe
 }
 
 // entries returns the lock entries called names, in order and without

@@ -97,11 +97,11 @@ func TestInstallVerbs(t *testing.T) {
 	for k := range doc["plugins"][0] {
 		keys = append(keys, k)
 	}
-	if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "archiveDigest,dataDir,identity,installedAt,name,path,servers,skills,source,version" {
+	if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "archiveDigest,dataDir,identity,installedAt,name,path,servers,skills,source,state,version" {
 		t.Errorf("list members: %s", got)
 	}
 	p := doc["plugins"][0]
-	if p["skills"].([]any)[0] != "kv/hello" || p["servers"].([]any)[0] != "kv/db" || p["dataDir"] != filepath.Join(home, "data", "kv") {
+	if p["state"] != "ok" || p["skills"].([]any)[0] != "kv/hello" || p["servers"].([]any)[0] != "kv/db" || p["dataDir"] != filepath.Join(home, "data", "kv") {
 		t.Errorf("list entry: %v", p)
 	}
 	code, out, _ = runCLI(t, "list", "--home", home)
@@ -382,7 +382,7 @@ func TestInstallPolicyVerbs(t *testing.T) {
 	os.MkdirAll(home2, 0o755)
 	os.WriteFile(filepath.Join(home2, "plugkit.lock"), []byte(readHomeFile(t, home, "plugkit.lock")), 0o644)
 	code, out, _ = runCLI(t, "sync", "--home", home2, "--json")
-	if code != 1 || clitest.ErrorCode(t, out) != "policy-mismatch" {
+	if code != 1 || clitest.ErrorCode(t, out) != "policy-missing" {
 		t.Fatalf("sync without the policy: %d %s", code, out)
 	}
 	os.WriteFile(filepath.Join(home2, "policy.json"), []byte(readHomeFile(t, home, "policy.json")), 0o644)
@@ -438,14 +438,15 @@ func TestUpdateConsentOnCode(t *testing.T) {
 		t.Fatalf("--consent-on-code --json: %d %s", code, out)
 	}
 	code, out, errOut = runCLI(t, "update", "--home", home, "--consent-on-code", "--yes", "--json")
-	var res install.Result
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionUpdate ||
-		!res.Changes[0].NeedsConsent || strings.Join(res.Changes[0].CodeFiles, ",") != "bin/db" {
+	var doc outcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUpdated ||
+		!doc.Plugins[0].Change.NeedsConsent || strings.Join(doc.Plugins[0].Change.CodeFiles, ",") != "bin/db" || doc.Error != nil {
 		t.Fatalf("update --consent-on-code --yes --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 
 	code, out, errOut = runCLI(t, "sync", "--home", home, "--json")
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionNone {
+	doc = outcomeDoc{}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUnchanged {
 		t.Fatalf("sync --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 }
