@@ -385,3 +385,38 @@ func TestUpdateReportsEachPlugin(t *testing.T) {
 		t.Fatalf("beta changed: %+v", in.Entry)
 	}
 }
+
+// TestUpgradeHomeOfLockVersion1: a lock written by the last plugkit of
+// lock version 1 (testdata/home-v1) syncs, lists, checks and verifies;
+// the first write makes it version 2 with the same entries.
+func TestUpgradeHomeOfLockVersion1(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "kv")
+	if out, err := exec.Command("cp", "-a", filepath.Join("testdata", "home-v1", "kv"), src).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	h := openHome(t, filepath.Join(dir, "home"))
+	old := strings.ReplaceAll(readFile(t, filepath.Join("testdata", "home-v1", "plugkit.lock")), "@SRC@", src)
+	writeFile(t, h.LockPath(), old)
+	if l, err := h.ReadLock(); err != nil || l.Version != 1 {
+		t.Fatalf("reading version 1: %v", err)
+	}
+	res, err := h.Sync(ctx, SyncOptions{})
+	if err != nil || res.Changes[0].Action != ActionRestore {
+		t.Fatalf("sync: %v %+v", err, res)
+	}
+	reps, err := h.Check(ctx, nil)
+	if err != nil || len(reps[0].Problems)+len(reps[0].Warnings) != 0 {
+		t.Fatalf("check: %v %+v", err, reps)
+	}
+	in, _ := h.Get("kv")
+	if err := h.Verify(in); err != nil {
+		t.Fatal(err)
+	}
+	now := readFile(t, h.LockPath())
+	if want := strings.Replace(old, `"lockfileVersion": 1`, `"lockfileVersion": 2`, 1); now != want {
+		t.Fatalf("after the first write the lock is\n%s\nwant\n%s", now, want)
+	}
+	assertClean(t, h)
+}

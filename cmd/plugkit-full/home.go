@@ -140,17 +140,33 @@ func homeError(err error) error {
 // terminal asks for it on stderr, and anything else has no one to ask (the
 // operation then fails with ErrConsent, changing nothing).
 func consentFunc(cmd *cobra.Command, yes, asJSON bool) install.ConsentFunc {
+	ask := asker(cmd, yes, asJSON)
+	if ask == nil {
+		return nil
+	}
+	return func(ctx context.Context, c *install.Change) (bool, error) {
+		return ask(ctx, func(w io.Writer) { printConsent(w, c) }, fmt.Sprintf("%s %s?", verbWord(c.Action), safe(c.Name)))
+	}
+}
+
+// askFunc shows what needs consent, asks question and says whether the
+// answer was yes.
+type askFunc func(ctx context.Context, show func(io.Writer), question string) (bool, error)
+
+// asker is how a verb asks for consent: always yes with --yes, on the
+// terminal on stderr, and nil when there is no one to ask.
+func asker(cmd *cobra.Command, yes, asJSON bool) askFunc {
 	if yes {
-		return func(context.Context, *install.Change) (bool, error) { return true, nil }
+		return func(context.Context, func(io.Writer), string) (bool, error) { return true, nil }
 	}
 	if asJSON || !cli.IsTerminal(cmd.InOrStdin()) {
 		return nil
 	}
 	in := bufio.NewReader(cmd.InOrStdin())
-	return func(ctx context.Context, c *install.Change) (bool, error) {
+	return func(ctx context.Context, show func(io.Writer), question string) (bool, error) {
 		w := cmd.ErrOrStderr()
-		printConsent(w, c)
-		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), safe(c.Name))
+		show(w)
+		fmt.Fprintf(w, "%s [y/N] ", question)
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')
