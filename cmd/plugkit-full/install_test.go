@@ -110,11 +110,17 @@ func TestInstallVerbs(t *testing.T) {
 	}
 
 	// An update that adds a server: dry run, refusal, consent.
-	homePlugin(t, src, "kv", "1.1.0", map[string]string{"db": dbServer, "api": `{"type": "streamable-http", "url": "https://api.example.com/mcp"}`})
+	homePlugin(t, src, "kv", "1.1.0", map[string]string{"db": dbServer,
+		"api":  `{"type": "streamable-http", "url": "https://api.example.com/mcp", "headers": {"X-Key": "k"}}`,
+		"tool": `{"type": "stdio", "command": "./bin/db", "args": ["--mode", "two words"], "cwd": "./bin", "env": {"TOKEN": "t", "LEVEL": "1"}}`})
 	lockBefore := readHomeFile(t, home, "plugkit.lock")
 	code, out, _ = runCLI(t, "update", "--home", home, "--dry-run")
-	if code != 0 || !strings.Contains(out, "would update kv 1.0.0 -> 1.1.0") || !strings.Contains(out, "server api added") || !strings.Contains(out, "needs consent") {
-		t.Fatalf("update --dry-run: %d\n%s", code, out)
+	// An added server shows what install would show of it.
+	for _, line := range []string{"would update kv 1.0.0 -> 1.1.0", "  server api added\n    api (streamable-http): https://api.example.com/mcp\n      headers X-Key\n",
+		"  server tool added\n    tool (stdio): ./bin/db --mode \"two words\"\n      cwd ./bin\n      env LEVEL TOKEN\n", "needs consent"} {
+		if code != 0 || !strings.Contains(out, line) {
+			t.Fatalf("update --dry-run: %d, no %q in\n%s", code, line, out)
+		}
 	}
 	code, out, errOut = runCLI(t, "update", "kv", "--home", home)
 	if code != 1 || !strings.Contains(errOut, "consent needed") || readHomeFile(t, home, "plugkit.lock") != lockBefore {

@@ -171,3 +171,47 @@ func TestPolicyVerbs(t *testing.T) {
 		t.Fatalf("check after policy remove: %d", code)
 	}
 }
+
+// TestSyncOutcomes: sync of an empty home from a lock of three plugins,
+// one of whose sources changed, restores the two it can and reports the
+// third with its own code, in text and in JSON.
+func TestSyncOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	home1, home2 := filepath.Join(dir, "home1"), filepath.Join(dir, "home2")
+	var srcs []string
+	for _, name := range []string{"a", "b", "c"} {
+		srcs = append(srcs, homePlugin(t, filepath.Join(dir, name), name, "1", nil))
+	}
+	if code, _, errOut := runCLI(t, append([]string{"install", "--yes", "--home", home1}, srcs...)...); code != 0 {
+		t.Fatalf("install: %s", errOut)
+	}
+	homePlugin(t, srcs[2], "c", "2", nil)
+	os.MkdirAll(home2, 0o755)
+	os.WriteFile(filepath.Join(home2, "plugkit.lock"), []byte(readHomeFile(t, home1, "plugkit.lock")), 0o644)
+	code, out, errOut := runCLI(t, "sync", "--home", home2)
+	if code != 1 || !strings.Contains(out, "restored a 1") || !strings.Contains(out, "restored b 1") ||
+		!strings.Contains(out, "c: failed (source-changed): ") || strings.Contains(out, "up to date") || strings.Contains(errOut, "context canceled") {
+		t.Fatalf("sync: %d\n%s\n%s", code, out, errOut)
+	}
+	os.RemoveAll(home2)
+	os.MkdirAll(home2, 0o755)
+	os.WriteFile(filepath.Join(home2, "plugkit.lock"), []byte(readHomeFile(t, home1, "plugkit.lock")), 0o644)
+	code, out, _ = runCLI(t, "sync", "--home", home2, "--json")
+	var doc outcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 1 || err != nil || doc.Error == nil || len(doc.Plugins) != 3 {
+		t.Fatalf("sync --json: %d %v\n%s", code, err, out)
+	}
+	for i, want := range []string{outcomeRestored, outcomeRestored, outcomeFailed} {
+		if p := doc.Plugins[i]; p.Outcome != want || (want == outcomeFailed) != (p.Error != nil) {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+	if doc.Plugins[2].Error.Code != "source-changed" {
+		t.Errorf("c: %+v", doc.Plugins[2].Error)
+	}
+	// list does not show the missing tree as healthy.
+	code, out, _ = runCLI(t, "list", "--home", home2)
+	if code != 1 || !strings.Contains(out, "c     1        1       0        missing") {
+		t.Fatalf("list: %d\n%s", code, out)
+	}
+}
