@@ -7,12 +7,12 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // InstalledPlugin is the plugin called name installed in home, ready for a
-// host: its store tree is checked against its file list first
-// (install.Home.Verify) and refused when it was modified, then loaded; it
+// host: its store tree is checked against its file list and loaded, and
+// refused when it was modified or holds another plugin or launch surface
+// than the lock records (install.Home.Load); it
 // runs from that tree with the home's data directory for it, and its
 // Identity is the installation's.
 func InstalledPlugin(home *install.Home, name string, opts agentplugin.Options) (Plugin, error) {
@@ -24,10 +24,7 @@ func InstalledPlugin(home *install.Home, name string, opts agentplugin.Options) 
 }
 
 func loadInstalled(home *install.Home, in *install.Installed, opts agentplugin.Options) (Plugin, error) {
-	if err := home.Verify(in); err != nil {
-		return Plugin{}, fmt.Errorf("installed plugin %s: %w", in.Name, err)
-	}
-	pkg, err := agentplugin.LoadDir(in.Path, opts, snapshot.Options{})
+	pkg, err := home.Load(in, opts)
 	if err != nil {
 		return Plugin{}, fmt.Errorf("installed plugin %s: %w", in.Name, err)
 	}
@@ -50,8 +47,9 @@ func NewHomePlugins(home *install.Home, opts agentplugin.Options) *HomePlugins {
 }
 
 // Load returns every installed plugin that verifies and loads, and an
-// error for each one that does not (a modified tree, a plugin the loader
-// now rejects): a host serves the others. The error alone is for a lock
+// error for each one that does not (a modified tree, a tree whose plugin
+// or launch surface is not the lock's, a plugin the loader now rejects): a
+// host serves the others. The error alone is for a lock
 // file that cannot be read.
 func (l *HomePlugins) Load() ([]Plugin, []error, error) {
 	list, err := l.home.List()

@@ -27,6 +27,9 @@ const (
 	ActionRestore Action = "restore"
 	// ActionNone changes nothing: the plugin is already as asked.
 	ActionNone Action = "none"
+	// ActionFailed: the operation failed for this plugin (the Change's Err
+	// says why) and changed nothing of it, while others may have changed.
+	ActionFailed Action = "failed"
 )
 
 // Change is what an operation does, or would do, to one plugin.
@@ -68,17 +71,23 @@ type Change struct {
 	// *distribution.StatusError when the registry refused it (401 when it
 	// takes reports only with a token).
 	ReportErr error `json:"-"`
+	// Err is why the operation failed for this plugin (Action is
+	// ActionFailed), for errors.Is; nil otherwise.
+	Err error `json:"-"`
 }
 
 // Result is what an operation did, plugin by plugin.
 type Result struct {
 	Changes []*Change `json:"changes"`
+	// Warnings are about the home as a whole: a trust policy the lock
+	// does not record.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Changed reports whether any change did something.
 func (r *Result) Changed() bool {
 	for _, c := range r.Changes {
-		if c.Action != ActionNone {
+		if c.Action != ActionNone && c.Action != ActionFailed {
 			return true
 		}
 	}

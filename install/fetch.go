@@ -30,13 +30,16 @@ type fetched struct {
 }
 
 // fetch reads src, refuses a plugin with error diagnostics, and computes
-// its identity and archive digest.
-func (h *Home) fetch(ctx context.Context, src source.Source) (*fetched, error) {
-	p, err := source.Open(ctx, src, h.opts.Source)
+// its identity and archive digest. plainHTTP reaches an OCI registry over
+// HTTP even when the home's options do not say so (a lock records it).
+func (h *Home) fetch(ctx context.Context, src source.Source, plainHTTP bool) (*fetched, error) {
+	opts := h.opts.Source
+	opts.Remote.PlainHTTP = opts.Remote.PlainHTTP || plainHTTP
+	p, err := source.Open(ctx, src, opts)
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalSource(src, p.Dir != "")
+	norm, err := normalSource(src, p.Dir != "", opts.Remote.PlainHTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -90,15 +93,12 @@ func (h *Home) fetchIdentity(ctx context.Context, e *Entry) (*fetched, error) {
 			return nil, err
 		}
 		f.archive = art.Bytes
-	} else if f, err = h.fetch(ctx, src); err != nil {
+	} else if f, err = h.fetch(ctx, src, e.Source.PlainHTTP); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Name, err)
 	}
 	if f.identity != e.Identity || f.archiveDigest != e.ArchiveDigest {
 		return nil, fmt.Errorf("%s: %w: %s now gives %s, the lock records %s; refusing it",
 			e.Name, ErrSourceChanged, e.Source, f.identity, e.Identity)
-	}
-	if f.pkg.Name != e.Name {
-		return nil, fmt.Errorf("%s: %w: the source now holds plugin %q", e.Name, ErrSourceChanged, f.pkg.Name)
 	}
 	return f, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/internal/boundedfile"
 	"github.com/plugkit/plugkit/source"
 )
@@ -218,26 +219,40 @@ func (e *ModifiedError) Error() string {
 // Is makes errors.Is(err, ErrModified) true.
 func (e *ModifiedError) Is(target error) bool { return target == ErrModified }
 
-// Verify checks an installed plugin's tree against its .files list, and
-// the list against the lock entry: every file present with its bytes and
-// mode, nothing missing, nothing added, no link. Hosts call it before they
-// first use a plugin, and refuse it on error. A tree that differs is a
-// *ModifiedError listing the differences. When a writer removed or
-// replaced the plugin meanwhile (the lock no longer names this tree for
+// Verify checks an installed plugin before a host first uses it, and the
+// host refuses it on error: its tree against its .files list (every file
+// present with its bytes and mode, nothing missing, nothing added, no
+// link), and the plugin the tree holds against the lock entry (its name,
+// version and launch surface, as Load checks them). A tree that differs
+// from its list is a *ModifiedError listing the differences; one that
+// holds another plugin or surface a *MismatchError. When a writer removed
+// or replaced the plugin meanwhile (the lock no longer names this tree for
 // it, or the tree was rewritten while it was read), the error matches
 // ErrGone instead: list again.
 func (h *Home) Verify(in *Installed) error {
+	_, err := h.Load(in, agentplugin.Options{})
+	return err
+}
+
+// verifyFiles is the file-list half of Verify.
+func (h *Home) verifyFiles(in *Installed) error {
 	problems, err := h.verifyDigest(in.ArchiveDigest)
 	if err == nil && len(problems) == 0 {
 		return nil
 	}
+	if err == nil {
+		err = &ModifiedError{Name: in.Name, Problems: problems}
+	}
+	return h.goneOr(in, err)
+}
+
+// goneOr is ErrGone when a writer removed or replaced in since it was
+// listed (what was read is no longer what the home holds), else err.
+func (h *Home) goneOr(in *Installed, err error) error {
 	if cur, gerr := h.Get(in.Name); gerr != nil || cur.ArchiveDigest != in.ArchiveDigest {
 		return fmt.Errorf("%s: %w", in.Name, ErrGone)
 	}
-	if err != nil {
-		return err
-	}
-	return &ModifiedError{Name: in.Name, Problems: problems}
+	return err
 }
 
 // readFileList reads and checks the .files list of digest.

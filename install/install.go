@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/plugkit/plugkit/source"
 	"github.com/plugkit/plugkit/trust"
@@ -38,7 +39,9 @@ type InstallOptions struct {
 // asks for consent, stores the trees and commits them to the lock, all or
 // nothing. A source of a plugin already installed from the same origin
 // updates it (consent only if its launch surface widens); the same
-// identity from the same source changes nothing.
+// identity from the same source changes nothing, unless the lock entry
+// does not describe it (an edited lock), which it then records again, as
+// an update from what the entry says.
 //
 // The Result lists the changes even when the error is ErrConsent, so that
 // a caller can show what needed consent.
@@ -47,7 +50,7 @@ func (h *Home) Install(ctx context.Context, srcs []source.Source, opts InstallOp
 	seen := map[string]Source{}
 	progress := newCounter(opts.Progress, len(srcs))
 	for _, src := range srcs {
-		f, err := h.fetch(ctx, src)
+		f, err := h.fetch(ctx, src, false)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +108,8 @@ func (w *state) installChange(f *fetched, opts InstallOptions) (*Change, error) 
 		}
 		c.Action, c.NeedsConsent, c.Old = ActionReplace, true, old
 		c.Surface = DiffSurface(nil, e.Servers)
-	case old.Identity == e.Identity && old.Source == e.Source:
+	case old.Identity == e.Identity && old.Source == e.Source && old.Version == e.Version &&
+		len(DiffSurface(old.Servers, e.Servers)) == 0 && slices.Equal(old.Skills, e.Skills):
 		c.Action, c.Old, c.New = ActionNone, old, old
 		return c, nil
 	default:
@@ -139,7 +143,11 @@ func (w *writer) commitChanges(ctx context.Context, changes []*Change, fetched [
 	var steps []dataStep
 	wrote := false
 	for i, c := range changes {
-		if c.Action == ActionNone {
+		switch {
+		case c.Action == ActionNone && c.New != c.Old:
+			next.Set(*c.New) // the tree's skill list, recorded again
+			continue
+		case c.Action == ActionNone, c.Action == ActionFailed:
 			continue
 		}
 		if err := ctx.Err(); err != nil {

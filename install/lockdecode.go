@@ -17,10 +17,14 @@ func decodeLock(root jsontree.Node) (*Lock, error) {
 	err := members(root, func(name string, v jsontree.Node) error {
 		switch name {
 		case "lockfileVersion":
-			if v.Kind() != jsontree.Number || string(v.Raw()) != "1" {
-				return &treeError{msg: fmt.Sprintf("lockfileVersion %s; this plugkit reads version %d", v.Raw(), LockVersion)}
+			n, err := strconv.Atoi(string(v.Raw()))
+			if v.Kind() != jsontree.Number || err != nil || n < 1 {
+				return &treeError{msg: fmt.Sprintf("lockfileVersion %s is not a version number", v.Raw())}
 			}
-			l.Version = LockVersion
+			if n > LockVersion {
+				return &treeError{msg: fmt.Sprintf("lockfileVersion %d needs a newer plugkit: this one reads versions 1 to %d", n, LockVersion)}
+			}
+			l.Version = n
 		case "policy":
 			return str(v, &l.Policy)
 		case "plugins":
@@ -41,8 +45,8 @@ func decodeLock(root jsontree.Node) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.Version != LockVersion {
-		return nil, &treeError{msg: fmt.Sprintf("lockfileVersion is missing; this plugkit reads version %d", LockVersion)}
+	if l.Version == 0 {
+		return nil, &treeError{msg: fmt.Sprintf("lockfileVersion is missing; this plugkit reads versions 1 to %d", LockVersion)}
 	}
 	if l.Plugins == nil {
 		return nil, &treeError{msg: "plugins is missing"}
@@ -110,6 +114,8 @@ func decodeSource(n jsontree.Node, s *Source) error {
 			return str(v, &s.Channel)
 		case "release":
 			return str(v, &s.Release)
+		case "plainHTTP":
+			return boolean(v, &s.PlainHTTP)
 		}
 		return errUnknown
 	})
@@ -202,6 +208,14 @@ func str(n jsontree.Node, out *string) error {
 		return &treeError{msg: "want a string, found " + n.Kind().String()}
 	}
 	*out = n.Str()
+	return nil
+}
+
+func boolean(n jsontree.Node, out *bool) error {
+	if n.Kind() != jsontree.Bool {
+		return &treeError{msg: "want a boolean, found " + n.Kind().String()}
+	}
+	*out = n.Bool()
 	return nil
 }
 

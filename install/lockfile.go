@@ -13,13 +13,19 @@ import (
 	"github.com/plugkit/plugkit/internal/jsontree"
 )
 
-// LockVersion is the lockfileVersion this package reads and writes.
-const LockVersion = 1
+// LockVersion is the lockfileVersion this package writes. It reads every
+// version from 1 up to it: version 2 added Source.PlainHTTP. Later
+// additions are optional fields of version 2, documented in
+// docs/install.md; a lock of a newer version is refused with a message
+// naming it, never half read.
+const LockVersion = 2
 
 // Lock is the content of plugkit.lock: every installed plugin, sorted by
 // name. Encode writes it with a fixed key order, so that a lock rewritten
 // without a change is byte-identical and a change shows as a small diff.
 type Lock struct {
+	// Version is the lockfileVersion read (1 or 2); a writer writes
+	// LockVersion.
 	Version int `json:"lockfileVersion"`
 	// Policy is the sha256 of the home's policy.json when installs were
 	// admitted by a policy, "" otherwise.
@@ -108,7 +114,7 @@ func lockError(format string, a ...any) error {
 }
 
 // ParseLock reads a lock file strictly: strict JSON (no duplicate keys),
-// no unknown fields, lockfileVersion 1, entries sorted by name, and every
+// no unknown fields, lockfileVersion 1 or 2, entries sorted by name, and every
 // name, digest, source and server well formed. Names become directory
 // names, so a lock cannot make the installer touch anything outside the
 // home. Its cost is linear in len(b), which limits bounds.
@@ -136,6 +142,11 @@ func ParseLock(b []byte, limits Limits) (*Lock, error) {
 
 // check reports the first malformed part of l.
 func (l *Lock) check() error {
+	for i := range l.Plugins {
+		if l.Version < 2 && l.Plugins[i].Source.PlainHTTP {
+			return lockError("plugin %q: plainHTTP needs lockfileVersion 2", l.Plugins[i].Name)
+		}
+	}
 	if l.Policy != "" {
 		if _, err := archive.ParseDigest(l.Policy); err != nil {
 			return lockError("policy: %v", err)

@@ -44,7 +44,7 @@ func sampleLock() *Lock {
 func TestLockFormat(t *testing.T) {
 	b := sampleLock().Encode()
 	want := `{
-  "lockfileVersion": 1,
+  "lockfileVersion": 2,
   "plugins": [
     {
       "name": "kv",
@@ -102,7 +102,12 @@ func TestLockRefusals(t *testing.T) {
 		"empty":             ``,
 		"not an object":     `[]`,
 		"no version":        `{"plugins": []}`,
-		"version 2":         `{"lockfileVersion": 2, "plugins": []}`,
+		"version 3":         `{"lockfileVersion": 3, "plugins": []}`,
+		"version 0":         `{"lockfileVersion": 0, "plugins": []}`,
+		"version 1.5":       `{"lockfileVersion": 1.5, "plugins": []}`,
+		"plainHTTP in v1":   strings.Replace(mutate(`"reference": "oci://`, `"plainHTTP": true, "reference": "oci://`), `"lockfileVersion": 2`, `"lockfileVersion": 1`, 1),
+		"plainHTTP not oci": mutate(`"path": "/src/kv"`, `"path": "/src/kv", "plainHTTP": true`),
+		"plainHTTP string":  mutate(`"reference": "oci://`, `"plainHTTP": "yes", "reference": "oci://`),
 		"unknown field":     `{"lockfileVersion": 1, "plugins": [], "extra": 1}`,
 		"duplicate key":     `{"lockfileVersion": 1, "plugins": [], "plugins": []}`,
 		"trailing data":     `{"lockfileVersion": 1, "plugins": []} {}`,
@@ -290,5 +295,42 @@ func TestLockWrittenDurably(t *testing.T) {
 	var l Lock
 	if err := json.Unmarshal([]byte(readFile(t, h.LockPath())), &l); err != nil || len(l.Plugins) != 2 {
 		t.Fatalf("new lock: %v", err)
+	}
+}
+
+// TestLockVersions: a lock of version 1 (written by plugkit before
+// version 2 existed) is read, and written again as version 2; plainHTTP
+// round-trips; a lock of a later version is refused with a message naming
+// the version it needs.
+func TestLockVersions(t *testing.T) {
+	v2 := sampleLock()
+	v2.Plugins[2].Source.PlainHTTP = true
+	b := v2.Encode()
+	if !bytes.Contains(b, []byte(`"plainHTTP": true`)) {
+		t.Fatalf("plainHTTP not written:\n%s", b)
+	}
+	l, err := ParseLock(b, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Plugins[2].Source.PlainHTTP || l.Version != 2 {
+		t.Fatalf("read back: version %d, %+v", l.Version, l.Plugins[2].Source)
+	}
+	if s := l.Plugins[2].Source.String(); !strings.HasSuffix(s, " (plain HTTP)") {
+		t.Errorf("a plain-HTTP source shows as %q", s)
+	}
+
+	v1 := bytes.Replace(sampleLock().Encode(), []byte(`"lockfileVersion": 2`), []byte(`"lockfileVersion": 1`), 1)
+	l, err = ParseLock(v1, Limits{})
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	if l.Version != 1 || len(l.Plugins) != 3 {
+		t.Fatalf("version 1 read as %d with %d plugins", l.Version, len(l.Plugins))
+	}
+
+	_, err = ParseLock([]byte(`{"lockfileVersion": 3, "plugins": []}`), Limits{})
+	if !errors.Is(err, ErrLockInvalid) || !strings.Contains(err.Error(), "lockfileVersion 3 needs a newer plugkit") {
+		t.Fatalf("version 3: %v", err)
 	}
 }

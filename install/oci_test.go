@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
@@ -144,4 +145,47 @@ func mustParse(t testing.TB, arg string) source.Source {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestPlainHTTPRecorded: a plugin installed from a registry over plain
+// HTTP says so in the lock, and update and sync reach it so again without
+// being told; a home that did not record it asks for HTTPS and fails.
+func TestPlainHTTPRecorded(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	ref := "oci://" + reg.Host + "/plugins/kv"
+	pushOCI(t, ref, kvV1(), "1")
+	dir := t.TempDir()
+	h := ociHome(t, filepath.Join(dir, "home"))
+	mustInstall(t, h, mustParse(t, ref+":1"))
+	if !strings.Contains(readFile(t, h.LockPath()), `"plainHTTP": true`) {
+		t.Fatalf("the lock does not record plain HTTP:\n%s", readFile(t, h.LockPath()))
+	}
+
+	// Later verbs, with no --plain-http.
+	plain := openHome(t, h.Dir())
+	v2 := kvV1()
+	v2.version = "1.0.1"
+	d2 := pushOCI(t, ref, v2, "1")
+	var n int
+	if _, err := plain.Update(ctx, nil, UpdateOptions{Consent: yes(&n)}); err != nil {
+		t.Fatalf("update without the flag: %v", err)
+	}
+	if in, _ := plain.Get("kv"); in.Identity != d2 || !in.Source.PlainHTTP {
+		t.Fatalf("after update: %+v", in.Entry)
+	}
+	h2 := openHome(t, filepath.Join(dir, "home2"))
+	writeFile(t, h2.LockPath(), readFile(t, h.LockPath()))
+	if _, err := h2.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatalf("sync without the flag: %v", err)
+	}
+
+	// The same lock without the record: HTTPS, which the registry does not speak.
+	l, _ := h2.ReadLock()
+	l.Plugins[0].Source.PlainHTTP = false
+	h3 := openHome(t, filepath.Join(dir, "home3"))
+	writeFile(t, h3.LockPath(), string(l.Encode()))
+	if _, err := h3.Sync(ctx, SyncOptions{}); err == nil || !strings.Contains(err.Error(), "HTTP response to HTTPS client") {
+		t.Fatalf("sync over HTTPS: %v", err)
+	}
 }

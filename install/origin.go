@@ -35,11 +35,16 @@ type Source struct {
 	Plugin   string `json:"plugin,omitempty"`
 	Channel  string `json:"channel,omitempty"`
 	Release  string `json:"release,omitempty"`
+	// PlainHTTP says that an OCI registry is reached over HTTP, not HTTPS
+	// (install --plain-http): recorded, so that update and sync reach it
+	// the same way and a reviewer sees that the source has no TLS.
+	PlainHTTP bool `json:"plainHTTP,omitempty"`
 }
 
 // normalSource turns a parsed source into the form the lock records. dir
-// tells whether a path source turned out to be a directory.
-func normalSource(src source.Source, dir bool) (Source, error) {
+// tells whether a path source turned out to be a directory, plainHTTP
+// whether an OCI registry was reached over HTTP.
+func normalSource(src source.Source, dir, plainHTTP bool) (Source, error) {
 	switch src.Kind {
 	case source.Path, source.OCILayout:
 		abs, err := filepath.Abs(src.Path)
@@ -55,7 +60,7 @@ func normalSource(src source.Source, dir bool) (Source, error) {
 		}
 		return s, nil
 	case source.OCI:
-		return Source{Kind: KindOCI, Reference: src.OCI.String()}, nil
+		return Source{Kind: KindOCI, Reference: src.OCI.String(), PlainHTTP: plainHTTP}, nil
 	case source.Registry:
 		s := Source{Kind: KindRegistry, Registry: strings.TrimSuffix(src.Registry, "/"), Plugin: src.Name, Channel: src.Channel, Release: src.Release}
 		if s.Release != "" {
@@ -118,11 +123,14 @@ func ociRepository(ref string) string {
 }
 
 // String is the source as package source writes it: a path, an OCI
-// reference, or "URL#PLUGIN@channel:C" ("@release:R") for a Backplane
-// release.
+// reference (followed by " (plain HTTP)" when it is reached so), or
+// "URL#PLUGIN@channel:C" ("@release:R") for a Backplane release.
 func (s Source) String() string {
 	switch s.Kind {
 	case KindOCI:
+		if s.PlainHTTP {
+			return s.Reference + " (plain HTTP)"
+		}
 		return s.Reference
 	case KindOCILayout, KindRegistry:
 		return s.parsed().String()
@@ -144,7 +152,7 @@ func (s Source) check() error {
 			return fmt.Errorf("reference %q is not oci://REGISTRY/REPOSITORY[:TAG][@DIGEST]", s.Reference)
 		}
 		if s.Path != "" || s.Registry != "" || s.Plugin != "" || s.Channel != "" || s.Release != "" {
-			return errors.New("an oci source has only a reference")
+			return errors.New("an oci source has only a reference and plainHTTP")
 		}
 	case KindRegistry:
 		u, err := url.Parse(s.Registry)
@@ -171,6 +179,9 @@ func (s Source) check() error {
 		}
 	default:
 		return fmt.Errorf("unknown kind %q", s.Kind)
+	}
+	if s.PlainHTTP && s.Kind != KindOCI {
+		return fmt.Errorf("plainHTTP is for oci sources, not %s", s.Kind)
 	}
 	return nil
 }

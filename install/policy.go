@@ -15,9 +15,20 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-// ErrPolicyMismatch is matched by the error of a sync whose lock was
-// admitted under a trust policy the home does not hold.
-var ErrPolicyMismatch = errors.New("the lock names another trust policy than the home's")
+// Errors about the home's trust policy and the lock. While the lock
+// records a policy, the home must hold that very policy: install, update
+// and sync refuse a home whose policy.json is missing or different, so
+// that deleting or editing the file never admits what the policy refused.
+// List, Remove and the readers still work. Only SetPolicy (and Install
+// with InstallOptions.Policy) changes the policy.
+var (
+	// ErrPolicyMismatch: the home holds another policy than the lock
+	// records.
+	ErrPolicyMismatch = errors.New("the lock names another trust policy than the home's")
+	// ErrPolicyMissing: the lock records a policy and the home has no
+	// policy.json.
+	ErrPolicyMissing = errors.New("the lock names a trust policy and the home has none")
+)
 
 // maxBundleBytes bounds a detached signature bundle beside an archive.
 const maxBundleBytes = 1 << 20
@@ -89,7 +100,9 @@ func (h *Home) admit(ctx context.Context, policy *trust.Policy, name string, src
 		}
 	case KindOCI, KindOCILayout:
 		ref := src.parsed().OCI
-		store, err := oci.Open(ctx, ref, h.opts.Source.Remote, false)
+		remote := h.opts.Source.Remote
+		remote.PlainHTTP = remote.PlainHTTP || src.PlainHTTP
+		store, err := oci.Open(ctx, ref, remote, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -145,6 +158,57 @@ type appliedPolicy struct {
 	trusts map[string]*Trust
 }
 
+// lockedPolicy is the home's policy, checked against the lock: nil when
+// neither has one; ErrPolicyMissing or ErrPolicyMismatch when the lock
+// records a policy the home does not hold. A policy the lock does not
+// record (the lock's "policy" was removed) still applies.
+func (s *state) lockedPolicy() (*trust.Policy, error) {
+	policy, err := s.h.Policy()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.lock.Policy == "":
+		return policy, nil
+	case policy == nil:
+		return nil, fmt.Errorf("%w: the lock was admitted under policy %s, and %s does not exist: restore the policy.json that goes with the lock, or change the policy with plugkit policy set or plugkit policy remove",
+			ErrPolicyMissing, s.lock.Policy, s.h.path(PolicyFile))
+	case policy.Digest.String() != s.lock.Policy:
+		return nil, fmt.Errorf("%w: the lock was admitted under policy %s, and %s holds %s: restore the policy.json that goes with the lock, or change the policy with plugkit policy set",
+			ErrPolicyMismatch, s.lock.Policy, s.h.path(PolicyFile), policy.Digest)
+	}
+	return policy, nil
+}
+
+// unrecordedPolicy is the warning about a policy the home holds and the
+// lock does not record ("" when there is none): it still applies, but a
+// reviewer of the lock does not see it, as when the lock's "policy" was
+// deleted in a pull request.
+func (s *state) unrecordedPolicy(policy *trust.Policy) string {
+	if s.lock.Policy != "" || policy == nil {
+		return ""
+	}
+	return fmt.Sprintf("the lock records no trust policy, and %s holds %s: it still applies, but the lock does not show it; plugkit policy set %s records it, plugkit policy remove removes it",
+		s.h.path(PolicyFile), policy.Digest, s.h.path(PolicyFile))
+}
+
+// CheckPolicy compares the home's trust policy with the one its lock
+// records. The error matches ErrPolicyMissing or ErrPolicyMismatch (or is
+// a *trust.PolicyError for a malformed policy.json); warning is set when
+// the home holds a policy that the lock does not record.
+func (h *Home) CheckPolicy() (warning string, err error) {
+	lock, err := h.ReadLock()
+	if err != nil {
+		return "", err
+	}
+	s := &state{h: h, lock: lock}
+	policy, err := s.lockedPolicy()
+	if err != nil {
+		return "", err
+	}
+	return s.unrecordedPolicy(policy), nil
+}
+
 // applyPolicy admits every change that installs something under the home's
 // policy, or under given, which then replaces it; nil when there is no
 // policy. When the policy is not the one the lock records, every other
@@ -152,27 +216,30 @@ type appliedPolicy struct {
 // speaks for all its entries. With record, a refusal is noted in its
 // change (a dry run) instead of returned.
 func (s *state) applyPolicy(ctx context.Context, given *trust.Policy, changes []*Change, fetched []*fetched, record bool) (*appliedPolicy, error) {
-	cur, err := s.h.Policy()
-	if err != nil {
-		return nil, err
-	}
-	ap := &appliedPolicy{policy: cur}
+	ap := &appliedPolicy{}
 	if given != nil {
+		// A given policy replaces the home's, whatever state that is in.
 		np, err := s.h.standalone(given)
 		if err != nil {
 			return nil, err
 		}
 		ap.policy = np.policy
-		if cur == nil || cur.Digest != np.policy.Digest {
+		if cur, err := s.h.Policy(); err != nil || cur == nil || cur.Digest != np.policy.Digest {
 			ap.bytes = np.bytes
 		}
+	} else {
+		cur, err := s.lockedPolicy()
+		if err != nil {
+			return nil, err
+		}
+		ap.policy = cur
 	}
 	if ap.policy == nil {
 		return nil, nil
 	}
 	changed := map[string]bool{}
 	for i, c := range changes {
-		if c.Action == ActionNone {
+		if c.Action == ActionNone || c.Action == ActionFailed {
 			continue
 		}
 		changed[c.Name] = true

@@ -183,7 +183,7 @@ func TestPolicySignedOCI(t *testing.T) {
 	// A second home syncs only with the policy that goes with the lock.
 	h2 := ociHome(t, filepath.Join(dir, "home2"))
 	writeFile(t, h2.LockPath(), readFile(t, h.LockPath()))
-	if _, err := h2.Sync(ctx, SyncOptions{}); !errors.Is(err, ErrPolicyMismatch) {
+	if _, err := h2.Sync(ctx, SyncOptions{}); !errors.Is(err, ErrPolicyMissing) {
 		t.Fatalf("sync without the policy: %v", err)
 	}
 	writeFile(t, h2.path(PolicyFile), readFile(t, h.path(PolicyFile)))

@@ -26,7 +26,7 @@ const reportFailed = "failed: "
 func (h *Home) reportAll(ctx context.Context, changes []*Change, fetched []*fetched) {
 	for i, c := range changes {
 		f := fetched[i]
-		if c.New == nil || c.New.Source.Kind != KindRegistry || f.release == nil {
+		if f == nil || c.New == nil || c.New.Source.Kind != KindRegistry || f.release == nil {
 			continue
 		}
 		status := "installed"

@@ -2,8 +2,10 @@ package install
 
 import (
 	"context"
-	"fmt"
 	"sync"
+
+	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/snapshot"
 )
 
 // SyncOptions control Sync.
@@ -23,21 +25,30 @@ type SyncOptions struct {
 // directory present, and every tree the lock does not name removed. It
 // needs no consent: the lock records what was approved. Two homes with
 // the same lock get the same trees, byte for byte.
+//
+// Each plugin is synced on its own: one that fails (a source that changed,
+// a fetch that failed) is ActionFailed with its error in its Change, keeps
+// its lock entry and its old tree if any, and does not stop the others,
+// which are restored and committed. The error then names how many failed
+// and matches each cause with errors.Is.
 func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	w, err := h.lockWriter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer w.close()
-	if err := w.admitAll(ctx); err != nil {
+	note, err := w.admitAll(ctx)
+	if err != nil {
 		return nil, err
 	}
 	n := len(w.lock.Plugins)
 	res := &Result{Changes: make([]*Change, n)}
+	if note != "" {
+		res.Warnings = []string{note}
+	}
 	wrote := make([]bool, n)
+	skills := make([][]string, n)
 	errs := make([]error, n)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	par := opts.Parallel
 	if par <= 0 {
 		par = 4
@@ -52,23 +63,27 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			wrote[i], errs[i] = w.syncTree(ctx, e)
-			if errs[i] != nil {
-				cancel()
-				return
-			}
+			// A failure is this plugin's own: its siblings go on, so that
+			// each plugin's outcome is its own and not another's cancellation.
+			wrote[i], skills[i], errs[i] = w.syncTree(ctx, e)
 			progress.step()
 		}()
 	}
 	wg.Wait()
+	next := w.lock.clone()
 	var steps []dataStep
 	any := false
-	for i, e := range w.lock.Plugins {
+	for i := range next.Plugins {
+		e := &next.Plugins[i]
 		if errs[i] != nil {
-			return res, errs[i]
+			res.Changes[i].Action, res.Changes[i].Err = ActionFailed, errs[i]
+			continue
 		}
 		if wrote[i] {
 			res.Changes[i].Action, any = ActionRestore, true
+		}
+		if skills[i] != nil {
+			e.Skills = skills[i]
 		}
 		if err := h.checkDataDir(e.Name); err != nil {
 			return res, err
@@ -83,45 +98,61 @@ func (h *Home) Sync(ctx context.Context, opts SyncOptions) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	return res, w.commit(txn{next: w.lock, steps: steps, wrote: any})
+	if err := w.commit(txn{next: next, steps: steps, wrote: any}); err != nil {
+		return res, err
+	}
+	return res, failures("sync", res)
 }
 
 // syncTree makes the stored tree of e intact, fetching it by its identity
-// if needed; it reports whether it wrote one.
-func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, error) {
-	if problems, err := w.h.verifyDigest(e.ArchiveDigest); err == nil && len(problems) == 0 {
-		return false, nil
+// if needed, and checks that it holds the plugin and launch surface e
+// records: a fetched tree that does not is never stored. It reports
+// whether it wrote a tree, and the tree's skill list when it differs from
+// the entry's.
+func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, []string, error) {
+	var pkg *agentplugin.Package
+	var err error
+	problems, verr := w.h.verifyDigest(e.ArchiveDigest)
+	intact := verr == nil && len(problems) == 0
+	if intact {
+		pkg, err = agentplugin.LoadDir(w.h.TreePath(e.ArchiveDigest), w.h.opts.Source.Load, snapshot.Options{})
+	} else {
+		var f *fetched
+		if f, err = w.h.fetchIdentity(ctx, e); err == nil {
+			pkg = f.pkg
+		}
 	}
-	f, err := w.h.fetchIdentity(ctx, e)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return w.putTree(f.pkg.Snapshot, e.ArchiveDigest)
+	warn, err := matchEntry(e, pkg)
+	if err != nil {
+		return false, nil, err
+	}
+	var skills []string
+	if warn != nil {
+		skills = skillNames(pkg)
+	}
+	if intact {
+		return false, skills, nil
+	}
+	wrote, err := w.putTree(pkg.Snapshot, e.ArchiveDigest)
+	return wrote, skills, err
 }
 
 // admitAll applies the home's trust policy to every installed plugin. A
 // lock admitted under a policy needs that very policy in the home: two
-// homes with the same lock and policy.json install the same plugins.
-func (w *writer) admitAll(ctx context.Context) error {
-	policy, err := w.h.Policy()
-	if err != nil {
-		return err
-	}
-	if w.lock.Policy != "" && (policy == nil || policy.Digest.String() != w.lock.Policy) {
-		have := "none"
-		if policy != nil {
-			have = policy.Digest.String()
-		}
-		return fmt.Errorf("%w: the lock was admitted under policy %s, and %s holds %s: copy the policy.json that goes with the lock",
-			ErrPolicyMismatch, w.lock.Policy, w.h.path(PolicyFile), have)
-	}
-	if policy == nil {
-		return nil
+// homes with the same lock and policy.json install the same plugins. It
+// returns the warning about a policy the lock does not record.
+func (w *writer) admitAll(ctx context.Context) (string, error) {
+	policy, err := w.lockedPolicy()
+	if err != nil || policy == nil {
+		return "", err
 	}
 	for i := range w.lock.Plugins {
 		if _, err := w.h.admitEntry(ctx, policy, &w.lock.Plugins[i]); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return w.unrecordedPolicy(policy), nil
 }

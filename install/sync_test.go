@@ -186,3 +186,57 @@ func TestRegistryUpdate(t *testing.T) {
 		t.Fatal("pack is not deterministic")
 	}
 }
+
+// TestSyncReportsEachPlugin: on an empty home, a lock of three directory
+// plugins, one of whose sources changed, restores the other two and
+// commits them, and reports the third as failed with its own cause (not a
+// sibling's cancellation), keeping its lock entry.
+func TestSyncReportsEachPlugin(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	h1 := openHome(t, filepath.Join(dir, "home1"))
+	var dirs []string
+	for _, name := range []string{"a", "b", "c"} {
+		d := plugin{name: name, version: "1.0.0", skills: map[string]string{"s": "S."}}.writeDir(t, filepath.Join(dir, name))
+		mustInstall(t, h1, pathSource(d))
+		dirs = append(dirs, d)
+	}
+	writeFile(t, filepath.Join(dirs[1], "README.md"), "changed")
+
+	h2 := openHome(t, filepath.Join(dir, "home2"))
+	lock := readFile(t, h1.LockPath())
+	writeFile(t, h2.LockPath(), lock)
+	res, err := h2.Sync(ctx, SyncOptions{Parallel: 3})
+	if !errors.Is(err, ErrSourceChanged) || errors.Is(err, context.Canceled) {
+		t.Fatalf("sync: %v", err)
+	}
+	if res == nil || len(res.Changes) != 3 {
+		t.Fatalf("result: %+v", res)
+	}
+	for _, c := range res.Changes {
+		want := ActionRestore
+		if c.Name == "b" {
+			want = ActionFailed
+			if !errors.Is(c.Err, ErrSourceChanged) {
+				t.Errorf("b: error %v", c.Err)
+			}
+		} else if c.Err != nil {
+			t.Errorf("%s: error %v", c.Name, c.Err)
+		}
+		if c.Action != want {
+			t.Errorf("%s: %s, want %s", c.Name, c.Action, want)
+		}
+	}
+	if readFile(t, h2.LockPath()) != lock {
+		t.Fatal("sync changed the lock")
+	}
+	l, _ := h2.ReadLock()
+	for _, name := range []string{"a", "c"} {
+		if _, err := os.Stat(h2.TreePath(l.Find(name).ArchiveDigest)); err != nil {
+			t.Errorf("tree of %s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(h2.TreePath(l.Find("b").ArchiveDigest)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("tree of the failed b: %v", err)
+	}
+}

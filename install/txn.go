@@ -49,16 +49,19 @@ type journal struct {
 	// Policy is the new policy.json prepared under HOME/.tmp, "" when the
 	// policy does not change.
 	Policy string `json:"policy,omitempty"`
+	// RemovePolicy deletes policy.json: the home no longer has a policy.
+	RemovePolicy bool `json:"removePolicy,omitempty"`
 }
 
 // txn is what a writer commits: the new lock, what becomes of data
 // directories, whether trees were written (the store is then synced
 // first), and the new policy file, if any.
 type txn struct {
-	next   *Lock
-	steps  []dataStep
-	wrote  bool
-	policy []byte
+	next         *Lock
+	steps        []dataStep
+	wrote        bool
+	policy       []byte
+	removePolicy bool
 }
 
 // commit makes t.next the home's lock and applies the data steps and the
@@ -81,7 +84,7 @@ func (w *writer) commit(t txn) error {
 		}
 		t.steps[i].Next = next
 	}
-	j := journal{Data: t.steps}
+	j := journal{Data: t.steps, RemovePolicy: t.removePolicy}
 	if t.policy != nil {
 		dir, err := w.newTmpDir("policy")
 		if err != nil {
@@ -92,6 +95,8 @@ func (w *writer) commit(t txn) error {
 			return err
 		}
 	}
+	// Whatever version was read, a writer writes the current one.
+	t.next.Version = LockVersion
 	newBytes, oldBytes := t.next.Encode(), w.lock.Encode()
 	if bytes.Equal(newBytes, oldBytes) {
 		// Nothing to commit: each step is safe on its own.
@@ -100,7 +105,7 @@ func (w *writer) commit(t txn) error {
 		}
 		return w.tidy()
 	}
-	if len(j.Data) > 0 || j.Policy != "" {
+	if j.pending() {
 		j.Lock = sha256Hex(newBytes)
 		b, err := json.Marshal(j)
 		if err != nil {
@@ -118,13 +123,16 @@ func (w *writer) commit(t txn) error {
 	if err := w.finish(j); err != nil {
 		return fmt.Errorf("committed, but finishing failed (the next plugkit run finishes it): %w", err)
 	}
-	if len(j.Data) > 0 || j.Policy != "" {
+	if j.pending() {
 		if err := os.Remove(h.path(journalFile)); err != nil {
 			return err
 		}
 	}
 	return w.tidy()
 }
+
+// pending reports whether anything follows the commit of the lock.
+func (j *journal) pending() bool { return len(j.Data) > 0 || j.Policy != "" || j.RemovePolicy }
 
 // finish applies what a journal says follows a commit: the data steps,
 // then the policy. Each is idempotent.
@@ -133,6 +141,12 @@ func (w *writer) finish(j journal) error {
 		if err := w.applyStep(s); err != nil {
 			return err
 		}
+	}
+	if j.RemovePolicy {
+		if err := os.Remove(w.h.path(PolicyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return atomicfile.SyncDir(w.h.dir)
 	}
 	if j.Policy == "" {
 		return nil
@@ -330,14 +344,32 @@ func (w *writer) adoptData(name string, src Source) error {
 // link could send PLUGIN_DATA, and the installer's chmod, outside the
 // home). A missing one is fine.
 func (h *Home) checkDataDir(name string) error {
-	fi, err := os.Lstat(h.DataDir(name))
+	return checkRealDir(h.DataDir(name))
+}
+
+// checkRealDir refuses a path that exists and is not a directory: a link
+// there would make a writer write where it points, outside the home.
+func checkRealDir(p string) error {
+	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
 	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory (a link or a file is in the way): move it away", h.DataDir(name))
+		return fmt.Errorf("%s is not a directory (a link or a file is in the way): move it away", p)
+	}
+	return nil
+}
+
+// checkLayout refuses a home whose own directories (data, the store, the
+// temporary directory) are links or files: they are checked like the
+// entries in them.
+func (h *Home) checkLayout() error {
+	for _, d := range []string{dataDir, "store", storeDir, tmpDir} {
+		if err := checkRealDir(h.path(d)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -70,6 +70,10 @@ func (h *Home) lockWriter(ctx context.Context) (*writer, error) {
 		return nil, fmt.Errorf("locking %s: %w", h.path(writerFile), err)
 	}
 	w := &writer{state: state{h: h}, f: f}
+	if err := h.checkLayout(); err != nil {
+		w.close()
+		return nil, err
+	}
 	// Who holds the lock, for the message of a writer that waits.
 	if f.Truncate(0) == nil {
 		fmt.Fprintf(f, "pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))

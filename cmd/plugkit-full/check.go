@@ -17,6 +17,16 @@ func init() { cli.Register(newCheckCmd) }
 type checkDoc struct {
 	OK      bool                  `json:"ok"`
 	Plugins []install.CheckReport `json:"plugins"`
+	// Policy is what is wrong with the home's trust policy as the lock
+	// records it: an error (policy-missing, policy-mismatch,
+	// policy-invalid), or a warning that the lock no longer records the
+	// policy the home holds; absent when all is well.
+	Policy *policyReport `json:"policy,omitempty"`
+}
+
+type policyReport struct {
+	Error   *cli.ErrorDetail `json:"error,omitempty"`
+	Warning string           `json:"warning,omitempty"`
 }
 
 func newCheckCmd() *cobra.Command {
@@ -28,13 +38,20 @@ func newCheckCmd() *cobra.Command {
 verify is about signatures): it re-hashes every file of each named plugin's
 tree (every installed plugin when no NAME is given) against the tree's
 .files list, checks the tree still packs to the archive digest the lock
-records, and reports modified, missing and extra files. It writes nothing;
-plugkit sync restores a modified tree.
+records, and that the plugin it holds has the name, version and launch
+surface its lock entry records (a difference is lock-mismatch: the lock
+was edited; reinstall the plugin to review what it runs). A skill list
+other than the tree's is a warning, which sync and update record. It also
+checks the home's trust policy against the one the lock records. It
+writes nothing; plugkit sync restores a modified tree.
 
 --json prints {"ok": bool, "plugins": [{"name", "problems": [{"path",
-"kind" (modified, missing, extra), "detail"}]}]}.
+"kind" (modified, missing, extra, lock-mismatch), "detail"}], "warnings"}],
+"policy": {"error": {"code", "message"}, "warning"} (when not as
+recorded)}.
 
-Exit status: 0 every tree intact, 1 any difference, 2 usage or I/O error.`,
+Exit status: 0 every tree intact and the policy as the lock records it, 1
+any difference, 2 usage or I/O error.`,
 		Example: `  plugkit check
   plugkit check kv --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,18 +64,31 @@ Exit status: 0 every tree intact, 1 any difference, 2 usage or I/O error.`,
 				return homeError(err)
 			}
 			doc := checkDoc{OK: true, Plugins: reps}
-			bad := 0
+			bad, code := 0, codeModified
 			for _, r := range reps {
 				if len(r.Problems) > 0 {
 					doc.OK = false
 					bad++
 				}
+				if len(r.Problems) > 0 && r.Problems[0].Kind == "lock-mismatch" {
+					code = codeLockMismatch
+				}
+			}
+			warning, perr := h.CheckPolicy()
+			switch {
+			case perr != nil:
+				doc.OK, doc.Policy = false, &policyReport{Error: cli.Detail(homeError(perr))}
+			case warning != "":
+				doc.Policy = &policyReport{Warning: warning}
 			}
 			if err := cli.Output(cmd, hf.asJSON, doc, func(w io.Writer) { printCheck(w, doc) }); err != nil {
 				return err
 			}
-			if !doc.OK {
-				return cli.WithCode(codeModified, cli.Failed(fmt.Errorf("%d of %s %w (plugkit sync restores)", bad, cli.Plural(len(reps), "plugin"), errModifiedVerb)))
+			switch {
+			case bad > 0:
+				return cli.WithCode(code, cli.Failed(fmt.Errorf("%d of %s %w (plugkit sync restores a modified tree; reinstall a mismatched one)", bad, cli.Plural(len(reps), "plugin"), errModifiedVerb)))
+			case perr != nil:
+				return homeError(perr)
 			}
 			return nil
 		},
@@ -67,20 +97,29 @@ Exit status: 0 every tree intact, 1 any difference, 2 usage or I/O error.`,
 	return cmd
 }
 
-var errModifiedVerb = errors.New("modified")
+var errModifiedVerb = errors.New("not as the lock records")
 
 func printCheck(w io.Writer, doc checkDoc) {
 	for _, r := range doc.Plugins {
 		if len(r.Problems) == 0 {
 			fmt.Fprintf(w, "%s: ok\n", safe(r.Name))
-			continue
+		} else {
+			fmt.Fprintf(w, "%s: %s\n", safe(r.Name), cli.Plural(len(r.Problems), "difference"))
 		}
-		fmt.Fprintf(w, "%s: %s\n", safe(r.Name), cli.Plural(len(r.Problems), "difference"))
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "  %s\n", safe(p.String()))
+		}
+		for _, d := range r.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", safe(d.Message))
 		}
 	}
 	if len(doc.Plugins) == 0 {
 		fmt.Fprintln(w, "no plugins installed")
+	}
+	if doc.Policy != nil && doc.Policy.Error != nil {
+		fmt.Fprintf(w, "trust policy: %s: %s\n", doc.Policy.Error.Code, safe(doc.Policy.Error.Message))
+	}
+	if doc.Policy != nil && doc.Policy.Warning != "" {
+		fmt.Fprintf(w, "trust policy: warning: %s\n", safe(doc.Policy.Warning))
 	}
 }

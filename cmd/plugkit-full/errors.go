@@ -19,7 +19,9 @@ const ( // Codes of the verbs that change a plugin home (install, update,
 	codeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
 	codeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
 	codeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
-	codePolicyMismatch = "policy-mismatch"  // sync: the lock names another trust policy than the home's
+	codePolicyMismatch = "policy-mismatch"  // the home holds another trust policy than the lock records
+	codePolicyMissing  = "policy-missing"   // the lock records a trust policy and the home has none
+	codeLockMismatch   = "lock-mismatch"    // a tree holds another plugin, version or launch surface than its lock entry
 
 	// Codes of the signing verbs (key generate, sign, attest, verify).
 	codeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked

@@ -88,6 +88,7 @@ func homeError(err error) error {
 		return nil
 	}
 	var inv *install.InvalidError
+	var pe *trust.PolicyError
 	switch {
 	case errors.As(err, &inv):
 		return cli.WithDiagnostics(cli.WithCode(cli.CodeInvalid, cli.Failed(err)), inv.Diagnostics)
@@ -105,8 +106,16 @@ func homeError(err error) error {
 		return cli.WithCode(codeModified, cli.Failed(err))
 	case errors.Is(err, install.ErrLockInvalid):
 		return cli.WithCode(codeLockInvalid, cli.Failed(err))
+	case errors.Is(err, install.ErrLockMismatch):
+		return cli.WithCode(codeLockMismatch, cli.Failed(err))
 	case errors.Is(err, install.ErrPolicyMismatch):
 		return cli.WithCode(codePolicyMismatch, cli.Failed(err))
+	case errors.Is(err, install.ErrPolicyMissing):
+		return cli.WithCode(codePolicyMissing, cli.Failed(err))
+	case errors.As(err, &pe):
+		return cli.WithCode(codePolicyInvalid, cli.Usage(err))
+	case cli.PlainHTTPHint(err) != nil:
+		return cli.PlainHTTPHint(err)
 	case errors.Is(err, trust.ErrRefused):
 		return cli.Failed(err)
 	case errors.Is(err, source.ErrSyntax):
@@ -131,17 +140,33 @@ func homeError(err error) error {
 // terminal asks for it on stderr, and anything else has no one to ask (the
 // operation then fails with ErrConsent, changing nothing).
 func consentFunc(cmd *cobra.Command, yes, asJSON bool) install.ConsentFunc {
+	ask := asker(cmd, yes, asJSON)
+	if ask == nil {
+		return nil
+	}
+	return func(ctx context.Context, c *install.Change) (bool, error) {
+		return ask(ctx, func(w io.Writer) { printConsent(w, c) }, fmt.Sprintf("%s %s?", verbWord(c.Action), safe(c.Name)))
+	}
+}
+
+// askFunc shows what needs consent, asks question and says whether the
+// answer was yes.
+type askFunc func(ctx context.Context, show func(io.Writer), question string) (bool, error)
+
+// asker is how a verb asks for consent: always yes with --yes, on the
+// terminal on stderr, and nil when there is no one to ask.
+func asker(cmd *cobra.Command, yes, asJSON bool) askFunc {
 	if yes {
-		return func(context.Context, *install.Change) (bool, error) { return true, nil }
+		return func(context.Context, func(io.Writer), string) (bool, error) { return true, nil }
 	}
 	if asJSON || !cli.IsTerminal(cmd.InOrStdin()) {
 		return nil
 	}
 	in := bufio.NewReader(cmd.InOrStdin())
-	return func(ctx context.Context, c *install.Change) (bool, error) {
+	return func(ctx context.Context, show func(io.Writer), question string) (bool, error) {
 		w := cmd.ErrOrStderr()
-		printConsent(w, c)
-		fmt.Fprintf(w, "%s %s? [y/N] ", verbWord(c.Action), safe(c.Name))
+		show(w)
+		fmt.Fprintf(w, "%s [y/N] ", question)
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')
@@ -173,9 +198,7 @@ func printConsent(w io.Writer, c *install.Change) {
 	switch c.Action {
 	case install.ActionUpdate:
 		fmt.Fprintf(w, "%s %s -> %s (%s) changes what it may run:\n", safe(c.Name), safe(c.Old.Version), safe(c.New.Version), safe(c.New.Source.String()))
-		for _, s := range c.Surface {
-			fmt.Fprintf(w, "  %s\n", safe(s.String()))
-		}
+		printSurfaceChanges(w, c)
 	default:
 		fmt.Fprintf(w, "%s %s from %s\n", safe(c.Name), safe(c.New.Version), safe(c.New.Source.String()))
 		if c.Action == install.ActionReplace {
@@ -195,23 +218,46 @@ func printSurface(w io.Writer, servers []install.Server, indent string) {
 	}
 	fmt.Fprintf(w, "%swill be able to run:\n", indent)
 	for _, s := range servers {
-		if s.Transport == "stdio" {
-			line := s.Command
-			for _, a := range s.Args {
-				line += " " + quoteIfNeeded(a)
-			}
-			fmt.Fprintf(w, "%s  %s (stdio): %s\n", indent, safe(s.Name), safe(line))
-			if s.Cwd != "" {
-				fmt.Fprintf(w, "%s    cwd %s\n", indent, safe(s.Cwd))
-			}
-			if len(s.Env) > 0 {
-				fmt.Fprintf(w, "%s    env %s\n", indent, safe(strings.Join(cli.SortedKeys(s.Env), " ")))
-			}
+		printServer(w, s, indent+"  ")
+	}
+}
+
+// printServer shows one server as consent shows it: the command line (or
+// URL), cwd, and the names of env variables (or headers).
+func printServer(w io.Writer, s install.Server, indent string) {
+	if s.Transport == "stdio" {
+		line := s.Command
+		for _, a := range s.Args {
+			line += " " + quoteIfNeeded(a)
+		}
+		fmt.Fprintf(w, "%s%s (stdio): %s\n", indent, safe(s.Name), safe(line))
+		if s.Cwd != "" {
+			fmt.Fprintf(w, "%s  cwd %s\n", indent, safe(s.Cwd))
+		}
+		if len(s.Env) > 0 {
+			fmt.Fprintf(w, "%s  env %s\n", indent, safe(strings.Join(cli.SortedKeys(s.Env), " ")))
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s%s (%s): %s\n", indent, safe(s.Name), safe(s.Transport), safe(s.URL))
+	if len(s.Headers) > 0 {
+		fmt.Fprintf(w, "%s  headers %s\n", indent, safe(strings.Join(cli.SortedKeys(s.Headers), " ")))
+	}
+}
+
+// printSurfaceChanges lists what an update changes in the launch surface:
+// an added server with everything install would show of it, a changed
+// field with its old and new value.
+func printSurfaceChanges(w io.Writer, c *install.Change) {
+	for _, sc := range c.Surface {
+		fmt.Fprintf(w, "  %s\n", safe(sc.String()))
+		if sc.Kind != "added" {
 			continue
 		}
-		fmt.Fprintf(w, "%s  %s (%s): %s\n", indent, safe(s.Name), safe(s.Transport), safe(s.URL))
-		if len(s.Headers) > 0 {
-			fmt.Fprintf(w, "%s    headers %s\n", indent, safe(strings.Join(cli.SortedKeys(s.Headers), " ")))
+		for _, s := range c.New.Servers {
+			if s.Name == sc.Server {
+				printServer(w, s, "    ")
+			}
 		}
 	}
 }
@@ -263,9 +309,7 @@ func printChange(w io.Writer, c *install.Change, dry bool) {
 		printSurface(w, c.New.Servers, "  ")
 	case install.ActionUpdate:
 		fmt.Fprintf(w, "%s %s %s -> %s (%s -> %s)\n", would("updated", "update"), safe(c.Name), safe(c.Old.Version), safe(c.New.Version), short(c.Old), short(c.New))
-		for _, s := range c.Surface {
-			fmt.Fprintf(w, "  %s\n", safe(s.String()))
-		}
+		printSurfaceChanges(w, c)
 		if c.NeedsConsent && dry {
 			fmt.Fprintln(w, "  needs consent: its launch surface changes")
 		}

@@ -77,8 +77,9 @@ func TestInstallReportWithoutToken(t *testing.T) {
 		t.Fatalf("publish 0.2.0: %s", errOut)
 	}
 	code, out, errOut = runCLI(t, "update", "--home", home, "--report", "--json")
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Changes[0].Action != install.ActionUpdate ||
-		!strings.HasPrefix(res.Changes[0].Report, "failed: ") || !strings.Contains(errOut, "warning: hello 0.2.0 is installed") {
+	var doc outcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Plugins[0].Outcome != outcomeUpdated ||
+		!strings.HasPrefix(doc.Plugins[0].Change.Report, "failed: ") || !strings.Contains(errOut, "warning: hello 0.2.0 is installed") {
 		t.Fatalf("update --report without a token: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 	if list := installationsOf(t, url, tokenFile(t, reader)); len(list) != 1 || list[0].ReleaseID != "hello@0.1.0" {

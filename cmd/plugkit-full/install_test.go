@@ -97,11 +97,11 @@ func TestInstallVerbs(t *testing.T) {
 	for k := range doc["plugins"][0] {
 		keys = append(keys, k)
 	}
-	if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "archiveDigest,dataDir,identity,installedAt,name,path,servers,skills,source,version" {
+	if got := strings.Join(slices.Sorted(slices.Values(keys)), ","); got != "archiveDigest,dataDir,identity,installedAt,name,path,servers,skills,source,state,version" {
 		t.Errorf("list members: %s", got)
 	}
 	p := doc["plugins"][0]
-	if p["skills"].([]any)[0] != "kv/hello" || p["servers"].([]any)[0] != "kv/db" || p["dataDir"] != filepath.Join(home, "data", "kv") {
+	if p["state"] != "ok" || p["skills"].([]any)[0] != "kv/hello" || p["servers"].([]any)[0] != "kv/db" || p["dataDir"] != filepath.Join(home, "data", "kv") {
 		t.Errorf("list entry: %v", p)
 	}
 	code, out, _ = runCLI(t, "list", "--home", home)
@@ -110,11 +110,17 @@ func TestInstallVerbs(t *testing.T) {
 	}
 
 	// An update that adds a server: dry run, refusal, consent.
-	homePlugin(t, src, "kv", "1.1.0", map[string]string{"db": dbServer, "api": `{"type": "streamable-http", "url": "https://api.example.com/mcp"}`})
+	homePlugin(t, src, "kv", "1.1.0", map[string]string{"db": dbServer,
+		"api":  `{"type": "streamable-http", "url": "https://api.example.com/mcp", "headers": {"X-Key": "k"}}`,
+		"tool": `{"type": "stdio", "command": "./bin/db", "args": ["--mode", "two words"], "cwd": "./bin", "env": {"TOKEN": "t", "LEVEL": "1"}}`})
 	lockBefore := readHomeFile(t, home, "plugkit.lock")
 	code, out, _ = runCLI(t, "update", "--home", home, "--dry-run")
-	if code != 0 || !strings.Contains(out, "would update kv 1.0.0 -> 1.1.0") || !strings.Contains(out, "server api added") || !strings.Contains(out, "needs consent") {
-		t.Fatalf("update --dry-run: %d\n%s", code, out)
+	// An added server shows what install would show of it.
+	for _, line := range []string{"would update kv 1.0.0 -> 1.1.0", "  server api added\n    api (streamable-http): https://api.example.com/mcp\n      headers X-Key\n",
+		"  server tool added\n    tool (stdio): ./bin/db --mode \"two words\"\n      cwd ./bin\n      env LEVEL TOKEN\n", "needs consent"} {
+		if code != 0 || !strings.Contains(out, line) {
+			t.Fatalf("update --dry-run: %d, no %q in\n%s", code, line, out)
+		}
 	}
 	code, out, errOut = runCLI(t, "update", "kv", "--home", home)
 	if code != 1 || !strings.Contains(errOut, "consent needed") || readHomeFile(t, home, "plugkit.lock") != lockBefore {
@@ -382,7 +388,7 @@ func TestInstallPolicyVerbs(t *testing.T) {
 	os.MkdirAll(home2, 0o755)
 	os.WriteFile(filepath.Join(home2, "plugkit.lock"), []byte(readHomeFile(t, home, "plugkit.lock")), 0o644)
 	code, out, _ = runCLI(t, "sync", "--home", home2, "--json")
-	if code != 1 || clitest.ErrorCode(t, out) != "policy-mismatch" {
+	if code != 1 || clitest.ErrorCode(t, out) != "policy-missing" {
 		t.Fatalf("sync without the policy: %d %s", code, out)
 	}
 	os.WriteFile(filepath.Join(home2, "policy.json"), []byte(readHomeFile(t, home, "policy.json")), 0o644)
@@ -438,14 +444,15 @@ func TestUpdateConsentOnCode(t *testing.T) {
 		t.Fatalf("--consent-on-code --json: %d %s", code, out)
 	}
 	code, out, errOut = runCLI(t, "update", "--home", home, "--consent-on-code", "--yes", "--json")
-	var res install.Result
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionUpdate ||
-		!res.Changes[0].NeedsConsent || strings.Join(res.Changes[0].CodeFiles, ",") != "bin/db" {
+	var doc outcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUpdated ||
+		!doc.Plugins[0].Change.NeedsConsent || strings.Join(doc.Plugins[0].Change.CodeFiles, ",") != "bin/db" || doc.Error != nil {
 		t.Fatalf("update --consent-on-code --yes --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 
 	code, out, errOut = runCLI(t, "sync", "--home", home, "--json")
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Changes) != 1 || res.Changes[0].Action != install.ActionNone {
+	doc = outcomeDoc{}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUnchanged {
 		t.Fatalf("sync --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 }

@@ -26,11 +26,23 @@ the same trees, byte for byte.
 Sync needs no consent: the lock records what was approved. Copy a
 reviewed plugkit.lock into a home and run sync to install exactly that.
 
---json prints {"changes": [...]}: "restore" for each tree written, "none"
-for each tree already intact.
+Each plugin is synced on its own: one that fails (its source changed or
+is unreachable, its tree holds another plugin or launch surface than its
+lock entry) is reported with its error code, keeps its entry, and does not
+stop the others, which are restored. A plugin whose fetched bytes would run
+more than the lock records is never stored. Sync refuses to start when
+the lock records a trust policy the home does not hold (policy-missing,
+policy-mismatch), and warns when the home holds a policy the lock does not
+record.
 
-Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
-2 usage or I/O error.`,
+Text prints one line per plugin: "restored NAME VERSION", "NAME VERSION is
+up to date" (its tree was checked), or "NAME: failed (CODE): why".
+--json prints {"plugins": [{"name", "outcome": "restored", "unchanged" or
+"failed", "change", "error": {"code", "message"} (failed only)}],
+"warnings", "error": null or {"code", "message"}}, on failure too.
+
+Exit status: 0 in sync, 1 any plugin failed or refused, 2 usage or I/O
+error.`,
 		Example: `  plugkit sync
   cp reviewed/plugkit.lock ~/.local/share/plugkit/ && plugkit sync --json`,
 		Args: cobra.NoArgs,
@@ -43,7 +55,7 @@ Exit status: 0 in sync, 1 refused (a source changed, a fetch failed),
 			opts.Progress = bar.Count
 			res, err := h.Sync(cmd.Context(), opts)
 			bar.Done()
-			return hf.finish(cmd, res, err, false)
+			return hf.finishOutcomes(cmd, res, err, false)
 		},
 	}
 	hf.register(cmd, true, true)

@@ -28,16 +28,24 @@ shown (on a terminal, or --yes in scripts; without it the exit status is 1
 and nothing changes). Changes to skills or other files need no consent,
 but the summary lists changed files under the paths of ./ commands;
 --consent-on-code (or "consentOnCode": true in HOME/config.json) makes
-those need consent too. All named plugins update together or none does.
+those need consent too. Consent is all or nothing: one refusal and no
+plugin updates. A plugin whose source cannot be read (or whose installed
+tree is not what its lock entry records, lock-mismatch) fails on its own,
+with its error code, and the others are updated (or, dry, reported). A
+source recorded as plain HTTP (install --plain-http) is reached so again.
 
 --dry-run shows what would change, writes nothing and exits 0.
 --report reports each named plugin from a registry to it ("updated", or
 "installed" when it was up to date), as plugkit install --report does: a
 report that fails is a warning and leaves the exit status as it is.
---json prints {"changes": [...]} as plugkit install does.
+Text prints one line per plugin, a failure as "NAME: failed (CODE): why".
+--json prints {"plugins": [{"name", "outcome": "updated", "unchanged",
+"failed" or "skipped" (not done: the update stopped as a whole), "change"
+(versions, identities, "surface"), "error": {"code", "message"} (failed
+only)}], "dryRun", "error": null or {"code", "message"}}, on failure too.
 
 Exit status: 0 updated or up to date (even when a report failed), 1
-refused or failed, 2 usage or I/O error.`,
+refused or any plugin failed, 2 usage or I/O error.`,
 		Example: `  plugkit update
   plugkit update kv --dry-run
   plugkit update kv --yes --json`,
@@ -51,7 +59,7 @@ refused or failed, 2 usage or I/O error.`,
 			opts.Progress = bar.Count
 			res, err := h.Update(cmd.Context(), args, opts)
 			bar.Done()
-			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), opts.DryRun); err != nil || !opts.Report || opts.DryRun {
+			if err := hf.finishOutcomes(cmd, res, consentHint(err, opts.Consent), opts.DryRun); err != nil || !opts.Report || opts.DryRun {
 				return err
 			}
 			hf.warnReports(cmd, res)

@@ -105,6 +105,8 @@ type ErrorDoc struct {
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
+// ErrorDetail names an error in a JSON document: its documented code and
+// its message.
 type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -119,6 +121,13 @@ func ExitCode(err error) int {
 	// Errors cobra raises itself (unknown command, wrong argument count)
 	// are usage errors.
 	return ExitUsage
+}
+
+// Detail is the ErrorDetail of err, for documents that carry errors of
+// their own (one per plugin); err has its exit code already (Failed,
+// Usage), as a verb returns it.
+func Detail(err error) *ErrorDetail {
+	return &ErrorDetail{Code: errorCode(err, ExitCode(err)), Message: err.Error()}
 }
 
 // errorCode is the documented code that names err in the --json failure

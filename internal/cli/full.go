@@ -24,6 +24,7 @@ var fullVerbs = []struct{ name, short string }{
 	{"key", "Manage signing keys"},
 	{"list", "List the plugins installed in the home"},
 	{"mcp", "Run a plugin's MCP servers: list their tools, call one"},
+	{"policy", "Set or remove the trust policy of the plugin home, with consent"},
 	{"remove", "Remove installed plugins (their data stays unless --purge)"},
 	{"serve", "Run a plugin registry (Backplane distribution protocol)"},
 	{"sign", "Sign a plugin in an OCI registry or layout, or any file, as cosign does"},

@@ -77,11 +77,23 @@ func (f *OCIFlags) Open(ctx context.Context, r oci.Reference, write bool) (oci.S
 	return s, nil
 }
 
+// PlainHTTPHint is err, a usage error, with the hint to add --plain-http
+// when a registry answered HTTPS with plain HTTP; nil for any other err.
+func PlainHTTPHint(err error) error {
+	if !strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return nil
+	}
+	return Usage(fmt.Errorf("%w (the registry speaks plain HTTP: add --plain-http if you trust the network)", err))
+}
+
 // OCIFailure gives an error of package oci or oras-go its exit code and
 // --json code: the content refused (1), the registry refused (1, with a
 // login hint for 401), the reference malformed (2), anything else (the
 // network, the disk) 2.
 func OCIFailure(r oci.Reference, err error) error {
+	if hinted := PlainHTTPHint(err); hinted != nil {
+		return hinted
+	}
 	var er *errcode.ErrorResponse
 	switch {
 	case errors.Is(err, oci.ErrReference):
@@ -98,8 +110,6 @@ func OCIFailure(r oci.Reference, err error) error {
 		return WithCode(CodeRegistry, Failed(fmt.Errorf("%w (the registry wants credentials: plugkit login %s, or docker login)", err, r.Registry)))
 	case errors.As(err, &er):
 		return WithCode(CodeRegistry, Failed(err))
-	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return Usage(fmt.Errorf("%w (the registry speaks plain HTTP: add --plain-http if you trust the network)", err))
 	case IsInputError(err):
 		return Failed(err)
 	}
