@@ -25,7 +25,7 @@ N=${1:-50}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-go test ./cmd/plugkit-full -run '^$' -bench 'BenchmarkGateway(Call|ToolsList|Start)$' -benchtime "${N}x" |
+go test ./cmd/plugkit -run '^$' -bench 'BenchmarkGateway(Call|ToolsList|Start)$' -benchtime "${N}x" |
 	awk '
 	/^BenchmarkGatewayCall/ {
 		for (i = 1; i < NF; i++) m[$(i+1)] = $i

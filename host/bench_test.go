@@ -27,7 +27,7 @@ func BenchmarkHomePluginsLoad(b *testing.B) {
 // tool called through Host.CallTool (name lookup, restart bookkeeping,
 // timeout, URI rewriting) and directly on the server's session,
 // interleaved. plugkit gateway adds one more process hop on top
-// (cmd/plugkit-full BenchmarkGatewayCall).
+// (cmd/plugkit BenchmarkGatewayCall).
 func BenchmarkCallTool(b *testing.B) {
 	p := loadPlugin(b, writePlugin(b, pluginSpec{name: "bench", servers: `{"s": {"type": "stdio", "command": "./bin/server"}}`}))
 	h := newHost(b, []Plugin{p}, Options{})

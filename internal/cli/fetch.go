@@ -11,8 +11,6 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { addVerb("fetch", newFetchCmd) }
-
 func newFetchCmd() *cobra.Command {
 	var rf RegistryFlags
 	var q distribution.ResolveQuery

@@ -14,8 +14,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("inspect", newInspectCmd) }
-
 // inspectReport is the --json document of plugkit inspect. Env values and
 // header values are never shown: they may be secrets; their names are.
 type inspectReport struct {

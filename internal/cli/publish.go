@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("publish", newPublishCmd) }
-
 // publishResult is publish's --json document: the registry's answer and
 // the diagnostics of the plugin that was sent.
 type publishResult struct {

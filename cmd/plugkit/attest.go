@@ -13,8 +13,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newAttestCmd) }
-
 func newAttestCmd() *cobra.Command {
 	var f cli.OCIFlags
 	var keyPath, predicatePath, predicateType string

@@ -258,7 +258,7 @@ func TestInstallConsentOnTerminal(t *testing.T) {
 		code   int
 	}{{"n\n", 1}, {"\n", 1}, {"", 1}, {"yes\n", 0}} {
 		var out, errb bytes.Buffer
-		root := cli.NewRootCmd(&out, &errb)
+		root := program.NewRootCmd(&out, &errb)
 		root.SetIn(strings.NewReader(c.answer))
 		root.SetArgs([]string{"install", src, "--home", home})
 		err := root.ExecuteContext(context.Background())
@@ -332,7 +332,7 @@ func holdWriter(t *testing.T, home string) func() {
 	src := homePlugin(t, filepath.Join(t.TempDir(), "waiting"), "waiting", "1", nil)
 	pr, pw := io.Pipe()
 	errw := &syncbuf.Buffer{}
-	root := cli.NewRootCmd(io.Discard, errw)
+	root := program.NewRootCmd(io.Discard, errw)
 	root.SetIn(pr)
 	root.SetArgs([]string{"install", src, "--home", home})
 	done := make(chan struct{})

@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newKeyCmd) }
-
 // keyResult is key generate's --json document.
 type keyResult struct {
 	PrivateKey string `json:"privateKey"`

@@ -14,8 +14,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newSignCmd) }
-
 // signFileResult is sign's --json document for a file.
 type signFileResult struct {
 	File   string `json:"file"`

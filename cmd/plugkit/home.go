@@ -93,27 +93,27 @@ func homeError(err error) error {
 	case errors.As(err, &inv):
 		return cli.WithDiagnostics(cli.WithCode(cli.CodeInvalid, cli.Failed(err)), inv.Diagnostics)
 	case errors.Is(err, install.ErrConsent):
-		return cli.WithCode(codeConsent, cli.Failed(err))
+		return cli.WithCode(cli.CodeConsent, cli.Failed(err))
 	case errors.Is(err, install.ErrConflict):
-		return cli.WithCode(codeConflict, cli.Failed(err))
+		return cli.WithCode(cli.CodeConflict, cli.Failed(err))
 	case errors.Is(err, install.ErrNotInstalled):
-		return cli.WithCode(codeNotInstalled, cli.Failed(err))
+		return cli.WithCode(cli.CodeNotInstalled, cli.Failed(err))
 	case errors.Is(err, install.ErrBusy):
-		return cli.WithCode(codeBusy, cli.Failed(err))
+		return cli.WithCode(cli.CodeBusy, cli.Failed(err))
 	case errors.Is(err, install.ErrSourceChanged):
-		return cli.WithCode(codeSourceChanged, cli.Failed(err))
+		return cli.WithCode(cli.CodeSourceChanged, cli.Failed(err))
 	case errors.Is(err, install.ErrModified):
-		return cli.WithCode(codeModified, cli.Failed(err))
+		return cli.WithCode(cli.CodeModified, cli.Failed(err))
 	case errors.Is(err, install.ErrLockInvalid):
-		return cli.WithCode(codeLockInvalid, cli.Failed(err))
+		return cli.WithCode(cli.CodeLockInvalid, cli.Failed(err))
 	case errors.Is(err, install.ErrLockMismatch):
-		return cli.WithCode(codeLockMismatch, cli.Failed(err))
+		return cli.WithCode(cli.CodeLockMismatch, cli.Failed(err))
 	case errors.Is(err, install.ErrPolicyMismatch):
-		return cli.WithCode(codePolicyMismatch, cli.Failed(err))
+		return cli.WithCode(cli.CodePolicyMismatch, cli.Failed(err))
 	case errors.Is(err, install.ErrPolicyMissing):
-		return cli.WithCode(codePolicyMissing, cli.Failed(err))
+		return cli.WithCode(cli.CodePolicyMissing, cli.Failed(err))
 	case errors.As(err, &pe):
-		return cli.WithCode(codePolicyInvalid, cli.Usage(err))
+		return cli.WithCode(cli.CodePolicyInvalid, cli.Usage(err))
 	case cli.PlainHTTPHint(err) != nil:
 		return cli.PlainHTTPHint(err)
 	case errors.Is(err, trust.ErrRefused):

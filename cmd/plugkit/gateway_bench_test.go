@@ -16,7 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/plugkit/plugkit/internal/cli"
 	"github.com/plugkit/plugkit/internal/testbin"
 )
 
@@ -138,7 +137,7 @@ func benchHome(b *testing.B, n int) string {
 		args = append(args, root)
 	}
 	var out, errb bytes.Buffer
-	if code := cli.Run(args, &out, &errb); code != 0 {
+	if code := program.Run(args, &out, &errb); code != 0 {
 		b.Fatalf("install: %s", errb.String())
 	}
 	return home

@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/plugkit/plugkit/internal/cli"
 	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/internal/testbin"
 )
@@ -13,15 +12,15 @@ import (
 // MCP test server) once they are done.
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
-// runCLI runs plugkit-full in process: every verb, light and heavy.
+// runCLI runs plugkit in process: every verb.
 func runCLI(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return clitest.Run(t, cli.Run, args...)
+	return clitest.Run(t, program.Run, args...)
 }
 
-// mustRun runs plugkit-full in process and fails the test unless it exits
+// mustRun runs plugkit in process and fails the test unless it exits
 // 0.
 func mustRun(t testing.TB, args ...string) string {
 	t.Helper()
-	return clitest.MustRun(t, cli.Run, args...)
+	return clitest.MustRun(t, program.Run, args...)
 }

@@ -38,7 +38,7 @@ func TestTransferProgress(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		cli.StderrIsTerminal = func(w any) bool { return w == &errb }
-		if code := cli.Run(c.args, &out, &errb); code != 0 {
+		if code := program.Run(c.args, &out, &errb); code != 0 {
 			t.Fatalf("plugkit %v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
 		}
 		drawn := strings.Contains(errb.String(), " / ")

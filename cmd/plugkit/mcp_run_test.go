@@ -43,7 +43,7 @@ func TestMCPListInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	var stdout, stderr bytes.Buffer
-	code := cli.RunContext(ctx, []string{"mcp", "list", "--json", "--plugin-data", t.TempDir(), root}, &stdout, &stderr)
+	code := program.RunContext(ctx, []string{"mcp", "list", "--json", "--plugin-data", t.TempDir(), root}, &stdout, &stderr)
 	if code != cli.ExitInterrupted {
 		t.Errorf("exit %d, want 130; stderr %s", code, stderr.String())
 	}

@@ -11,8 +11,6 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 )
 
-func init() { cli.Register(newCheckCmd) }
-
 // checkDoc is the --json document of plugkit check.
 type checkDoc struct {
 	OK      bool                  `json:"ok"`
@@ -64,14 +62,14 @@ any difference, 2 usage or I/O error.`,
 				return homeError(err)
 			}
 			doc := checkDoc{OK: true, Plugins: reps}
-			bad, code := 0, codeModified
+			bad, code := 0, cli.CodeModified
 			for _, r := range reps {
 				if len(r.Problems) > 0 {
 					doc.OK = false
 					bad++
 				}
 				if len(r.Problems) > 0 && r.Problems[0].Kind == "lock-mismatch" {
-					code = codeLockMismatch
+					code = cli.CodeLockMismatch
 				}
 			}
 			warning, perr := h.CheckPolicy()

@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newPolicyCmd) }
-
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -58,7 +56,7 @@ does not admit, no consent), 2 usage, I/O or a malformed policy
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := trust.LoadPolicy(args[0])
 			if err != nil {
-				return cli.WithCode(codePolicyInvalid, cli.Usage(err))
+				return cli.WithCode(cli.CodePolicyInvalid, cli.Usage(err))
 			}
 			h, err := hf.open(true)
 			if err != nil {

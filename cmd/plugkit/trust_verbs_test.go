@@ -83,7 +83,7 @@ func TestSignVerifyVerbs(t *testing.T) {
 		t.Fatalf("verify: %+v", d)
 	}
 	d = verifyJSON(t, 1, ref, "--key", otherPub, "--plain-http")
-	if d.Error.Code != codeNotVerified || d.Signatures[0].Valid || !strings.Contains(d.Signatures[0].Reason, "other.pub") {
+	if d.Error.Code != cli.CodeNotVerified || d.Signatures[0].Valid || !strings.Contains(d.Signatures[0].Reason, "other.pub") {
 		t.Fatalf("verify, other key: %+v", d)
 	}
 	// Text output: the verdict and each candidate, the error on stderr.
@@ -227,7 +227,7 @@ func TestKeyGenerateVerb(t *testing.T) {
 	t.Setenv("COSIGN_PASSWORD", "wrong")
 	file := filepath.Join(dir, "f")
 	os.WriteFile(file, []byte("x"), 0o644)
-	if code, stdout, _ := runCLI(t, "sign", file, "--key", res.PrivateKey, "--json"); code != 1 || clitest.ErrorCode(t, stdout) != codePassword {
+	if code, stdout, _ := runCLI(t, "sign", file, "--key", res.PrivateKey, "--json"); code != 1 || clitest.ErrorCode(t, stdout) != cli.CodePassword {
 		t.Errorf("wrong password: exit %d %s", code, stdout)
 	}
 	if _, err := os.Stat(file + ".sigstore.json"); !os.IsNotExist(err) {
@@ -277,7 +277,7 @@ func TestTrustVerbRefusals(t *testing.T) {
 		{[]string{"verify", tarRef}, 2, cli.CodeUsage},
 		{[]string{"verify", clitest.ExamplePlugin, "--key", pub}, 2, cli.CodeUsage},
 		{[]string{"verify", tarRef, "--key", pub, "--policy", badPolicy}, 2, cli.CodeUsage},
-		{[]string{"verify", tarRef, "--policy", badPolicy}, 2, codePolicyInvalid},
+		{[]string{"verify", tarRef, "--policy", badPolicy}, 2, cli.CodePolicyInvalid},
 		{[]string{"verify", tarRef, "--key", fx("blob.txt")}, 2, cli.CodeUsage},
 		{[]string{"verify", tarRef, "--certificate-identity", "a@example.com", "--trusted-root", fx("empty-trusted-root.json")}, 2, cli.CodeUsage},
 		{[]string{"verify", tarRef, "--certificate-identity", "a@example.com", "--certificate-oidc-issuer", "x"}, 2, cli.CodeUsage},
@@ -339,7 +339,7 @@ func TestVerifyPolicyVerb(t *testing.T) {
 	}
 	// release-notes from a directory: its rule wants a signature.
 	d = verifyJSON(t, 1, clitest.ExamplePlugin, "--policy", policy)
-	if d.Error.Code != codePolicyRefused || d.Decision.Rule.Index != 1 || !strings.Contains(d.Decision.Reason, "carries none") {
+	if d.Error.Code != cli.CodePolicyRefused || d.Decision.Rule.Index != 1 || !strings.Contains(d.Decision.Reason, "carries none") {
 		t.Errorf("directory under a key rule: %+v", d.Decision)
 	}
 	// The demo archive is not a directory: rule 2 refuses it.

@@ -470,7 +470,7 @@ func TestGatewayHTTPTokenFromEnvironment(t *testing.T) {
 	errb := &syncBuffer{url: make(chan string, 1)}
 	exit := make(chan int, 1)
 	go func() {
-		exit <- cli.RunContext(ctx, []string{"gateway", "--home", t.TempDir(), "--http", "127.0.0.1:0", alpha}, io.Discard, errb)
+		exit <- program.RunContext(ctx, []string{"gateway", "--home", t.TempDir(), "--http", "127.0.0.1:0", alpha}, io.Discard, errb)
 	}()
 	var url string
 	select {

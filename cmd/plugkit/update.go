@@ -7,8 +7,6 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 )
 
-func init() { cli.Register(newUpdateCmd) }
-
 func newUpdateCmd() *cobra.Command {
 	var hf homeFlags
 	var opts install.UpdateOptions

@@ -25,8 +25,6 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 )
 
-func init() { cli.Register(newGatewayCmd) }
-
 // gatewayTokenEnv is the environment variable holding the HTTP bearer
 // token.
 const gatewayTokenEnv = "PLUGKIT_GATEWAY_TOKEN"

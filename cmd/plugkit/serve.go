@@ -21,8 +21,6 @@ import (
 	"github.com/plugkit/plugkit/registry"
 )
 
-func init() { cli.Register(newServeCmd) }
-
 type serveFlags struct {
 	storage                           storageFlags
 	addr                              string
@@ -40,10 +38,6 @@ type serveFlags struct {
 	shutdownTimeout                   time.Duration
 	logFormat                         string
 }
-
-// serveSubcommands are the verbs under serve besides gc (token, migrate);
-// each file that defines one adds it here from its init.
-var serveSubcommands []func() *cobra.Command
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
@@ -131,10 +125,7 @@ publishes included, finish (up to --shutdown-timeout).`,
 	fl.BoolVar(&f.blobsRedirect, "blobs-redirect", false, "answer artifact downloads with a redirect to a presigned S3 URL instead of streaming them")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format on stderr: text or json")
-	cmd.AddCommand(newServeGCCmd())
-	for _, sub := range serveSubcommands {
-		cmd.AddCommand(sub())
-	}
+	cmd.AddCommand(newServeGCCmd(), newServeTokenCmd(), newServeMigrateCmd())
 	return cmd
 }
 

@@ -18,8 +18,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newVerifyCmd) }
-
 // verifyResult is verify's --json document, on success and on refusal
 // (with error set); each candidate signature is listed with its reason.
 type verifyResult struct {
@@ -119,7 +117,7 @@ func runVerify(cmd *cobra.Command, f *cli.OCIFlags, v *verifyFlags, arg string) 
 			return cli.Usagef("--policy decides alone: drop --key, the --certificate flags, --trusted-root and --type")
 		}
 		if policy, err = trust.LoadPolicy(v.policy); err != nil {
-			return cli.WithCode(codePolicyInvalid, cli.Usage(err))
+			return cli.WithCode(cli.CodePolicyInvalid, cli.Usage(err))
 		}
 		policy.Limits = v.limits
 	} else if verifier, err = v.verifier(); err != nil {
@@ -145,9 +143,9 @@ func runVerify(cmd *cobra.Command, f *cli.OCIFlags, v *verifyFlags, arg string) 
 		return err
 	}
 	// A refusal is a result too: print it whole, with every reason.
-	code := codeNotVerified
+	code := cli.CodeNotVerified
 	if errors.Is(err, trust.ErrRefused) {
-		code = codePolicyRefused
+		code = cli.CodePolicyRefused
 	}
 	if f.JSON {
 		res.Error = &cli.ErrorDetail{Code: code, Message: err.Error()}

@@ -15,8 +15,6 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 )
 
-func init() { cli.Register(newListCmd) }
-
 // listDoc is the --json document of plugkit list.
 type listDoc struct {
 	Plugins []listEntry `json:"plugins"`

@@ -10,8 +10,6 @@ import (
 	"github.com/plugkit/plugkit/registry"
 )
 
-func init() { serveSubcommands = append(serveSubcommands, newServeMigrateCmd) }
-
 func newServeMigrateCmd() *cobra.Command {
 	var f storageFlags
 	var asJSON bool

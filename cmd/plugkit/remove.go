@@ -4,10 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/install"
-	"github.com/plugkit/plugkit/internal/cli"
 )
-
-func init() { cli.Register(newRemoveCmd) }
 
 func newRemoveCmd() *cobra.Command {
 	var hf homeFlags

@@ -21,8 +21,6 @@ import (
 	"github.com/plugkit/plugkit/mcprun"
 )
 
-func init() { cli.Register(newMCPCmd) }
-
 // mcpListReport is the --json document of "plugkit mcp list". Its field
 // names are a stable interface: add fields, never rename them.
 type mcpListReport struct {

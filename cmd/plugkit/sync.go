@@ -7,8 +7,6 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 )
 
-func init() { cli.Register(newSyncCmd) }
-
 func newSyncCmd() *cobra.Command {
 	var hf homeFlags
 	var opts install.SyncOptions

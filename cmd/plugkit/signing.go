@@ -72,7 +72,7 @@ func loadSigningKey(cmd *cobra.Command, path string) (*trust.PrivateKey, error) 
 	case pwErr != nil:
 		return nil, pwErr
 	case errors.Is(err, trust.ErrPassword):
-		return nil, cli.WithCode(codePassword, cli.Failed(err))
+		return nil, cli.WithCode(cli.CodePassword, cli.Failed(err))
 	case cli.IsIOError(err):
 		return nil, cli.Usage(err)
 	}

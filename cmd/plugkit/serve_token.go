@@ -15,8 +15,6 @@ import (
 	"github.com/plugkit/plugkit/registry/store"
 )
 
-func init() { serveSubcommands = append(serveSubcommands, newServeTokenCmd) }
-
 func newServeTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",

@@ -15,8 +15,6 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-func init() { cli.Register(newInstallCmd) }
-
 func newInstallCmd() *cobra.Command {
 	var hf homeFlags
 	var registry string
@@ -94,7 +92,7 @@ conflict, invalid plugin, another writer busy), 2 usage or I/O error.`,
 			}
 			if policyFile != "" {
 				if opts.Policy, err = trust.LoadPolicy(policyFile); err != nil {
-					return cli.WithCode(codePolicyInvalid, cli.Usage(err))
+					return cli.WithCode(cli.CodePolicyInvalid, cli.Usage(err))
 				}
 			}
 			opts.Consent = consentFunc(cmd, yes, hf.asJSON)
