@@ -45,9 +45,7 @@ func realTerminalCheck(w any) bool {
 //	defer p.Done()
 //	io.Copy(dst, p.reader(body))
 //
-// The bar is drawn by plugkit itself (progressdraw.go), not by a progress
-// library: mpb and its dependencies ran regexp and table initialisers at
-// every start of plugkit, bar or no bar.
+// The bar is drawn by mpb (progressdraw.go).
 type Progress struct {
 	bar *bar // nil when nothing can draw
 }
@@ -101,14 +99,14 @@ func (pr *Progress) reader(r io.Reader) io.Reader {
 // setTotal makes the bar's total n units.
 func (pr *Progress) setTotal(n int64) {
 	if pr.bar != nil {
-		pr.bar.total.Store(n)
+		pr.bar.setTotal(n)
 	}
 }
 
 // add counts n more units done.
 func (pr *Progress) add(n int) {
 	if pr.bar != nil {
-		pr.bar.current.Add(int64(n))
+		pr.bar.add(int64(n))
 	}
 }
 
@@ -235,8 +233,8 @@ func (pr *Progress) Count(done, total int) {
 	if pr.bar == nil {
 		return
 	}
-	pr.bar.total.Store(int64(total))
-	pr.bar.current.Store(int64(done))
+	pr.bar.setTotal(int64(total))
+	pr.bar.setCurrent(int64(done))
 	if done >= total {
 		pr.Done()
 	}
@@ -250,6 +248,6 @@ type countingReader struct {
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.bar.current.Add(int64(n))
+	c.bar.add(int64(n))
 	return n, err
 }
