@@ -66,7 +66,9 @@ func newTestServerWith(t testing.TB, cfg Config, private bool) (*httptest.Server
 }
 
 func client(url, token string) *distribution.Client {
-	return &distribution.Client{BaseURL: url, Token: token}
+	// No retries: these tests look at each answer of the server, a 503
+	// busy included.
+	return &distribution.Client{BaseURL: url, Token: token, HTTPClient: &http.Client{}}
 }
 
 // do sends a raw request and returns its status and error code.

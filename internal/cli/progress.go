@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"oras.land/oras-go/v2/registry/remote/retry"
 
+	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/terminal"
 )
 
@@ -129,25 +129,17 @@ func canDraw(cmd *cobra.Command) bool {
 }
 
 // progressClient is the HTTP client of a registry verb that transfers an
-// archive: it shows artifact downloads and publish uploads as progress
-// bars named name. It is nil, distribution's default, where no bar can
-// draw (--json, stderr not a terminal).
-func progressClient(cmd *cobra.Command, name string) *http.Client {
+// archive (fetch, publish, push, pull): it shows artifact and blob
+// transfers as progress bars named name, and retries as both registry
+// clients do (distribution.RetryTransport); timeout bounds each request
+// as the client's default does (0: none, as for OCI blobs). It is nil,
+// each client's default, where no bar can draw (--json, stderr not a
+// terminal).
+func progressClient(cmd *cobra.Command, name string, timeout time.Duration) *http.Client {
 	if !canDraw(cmd) {
 		return nil
 	}
-	return &http.Client{Timeout: transferTimeout, Transport: &progressTransport{cmd: cmd, name: name}}
-}
-
-// ociProgressClient is progressClient for an OCI registry verb (push,
-// pull): blob uploads and downloads show as bars, and transient failures
-// are retried as oras-go's default client retries them. Nil where no bar
-// can draw.
-func ociProgressClient(cmd *cobra.Command, name string) *http.Client {
-	if !canDraw(cmd) {
-		return nil
-	}
-	return &http.Client{Transport: retry.NewTransport(&progressTransport{cmd: cmd, name: name})}
+	return &http.Client{Timeout: timeout, Transport: distribution.RetryTransport(&progressTransport{cmd: cmd, name: name})}
 }
 
 // progressTransport draws a bar for the body of an upload to /publish or

@@ -60,7 +60,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			c.HTTPClient = progressClient(cmd, "publish "+report.Plugin.Name)
+			c.HTTPClient = progressClient(cmd, "publish "+report.Plugin.Name, transferTimeout)
 			if !rf.asJSON {
 				printValidateReport(cmd.OutOrStdout(), report, false)
 			}
