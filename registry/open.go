@@ -45,12 +45,7 @@ const (
 // NewHTTPServer returns an http.Server for h with every timeout and the
 // header limit set, so that no client can hold a connection or memory
 // without bound.
-//
-// It is for a process whose work is serving (plugkit serve), and it also
-// keeps HeapFloor under the garbage collector for the rest of the process,
-// unless the environment sets GOGC.
 func NewHTTPServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
-	keepHeapFloor()
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,

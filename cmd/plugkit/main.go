@@ -6,10 +6,7 @@
 // exactly one JSON document on stdout, on failure too (docs/cli.md).
 package main
 
-import (
-	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/internal/gcinit"
-)
+import "github.com/plugkit/plugkit/internal/cli"
 
 // program is plugkit: package cli's verbs and these, which work on a
 // plugin home, sign and verify, run MCP servers and serve a registry.
@@ -30,7 +27,4 @@ var program = cli.Program{Verbs: cli.Verbs{
 	"verify":  newVerifyCmd,
 }}
 
-func main() {
-	gcinit.Restore()
-	program.Main()
-}
+func main() { program.Main() }

@@ -242,6 +242,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return cli.Usage(err)
 	}
 	defer h.Close()
+	cli.KeepHeapFloor()
 	srv := registry.NewHTTPServer(f.addr, h, logger)
 	scheme := "http"
 	if certs != nil {

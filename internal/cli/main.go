@@ -219,7 +219,7 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 }
 
 // Main runs plugkit with the process's arguments and exits with its exit
-// code. The command's main calls it after gcinit.Restore.
+// code.
 func (p Program) Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

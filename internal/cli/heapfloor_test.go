@@ -1,14 +1,9 @@
-package registry
+package cli
 
 import (
-	"io"
-	"net/http"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -126,48 +121,4 @@ func TestHeapFloorStepsAsideForAnotherSetting(t *testing.T) {
 	debug.SetGCPercent(ours)
 	collectUntil(t, func() int { return 100 })
 	runtime.KeepAlive(held)
-}
-
-// servedGCPercent reads go_gc_gogc_percent from a server's /metrics.
-func servedGCPercent(t *testing.T, url string) int {
-	t.Helper()
-	resp, err := http.Get(url + metricsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(line, "go_gc_gogc_percent "); ok {
-			p, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatalf("go_gc_gogc_percent %q", v)
-			}
-			return p
-		}
-	}
-	t.Fatalf("no go_gc_gogc_percent in /metrics:\n%s", body)
-	return 0
-}
-
-// TestE2EServeKeepsHeapFloor: plugkit serve keeps the floor when GOGC is
-// not set, and leaves an operator's GOGC alone.
-func TestE2EServeKeepsHeapFloor(t *testing.T) {
-	t.Setenv("GOGC", "") // restored after the test
-	os.Unsetenv("GOGC")
-	srv := startServe(t, t.TempDir())
-	// internal/gcinit runs at 200 until the first collection; the floor
-	// of a new server's small heap is higher.
-	if p := servedGCPercent(t, srv.url); p <= 200 {
-		t.Errorf("without GOGC: GC percent %d, want the floor's (over 200 for a small heap)", p)
-	}
-	srv = startServeEnv(t, t.TempDir(), []string{"GOGC=150"})
-	// 300 until the first collection: internal/gcinit doubles the
-	// setting until then.
-	if p := servedGCPercent(t, srv.url); p != 150 && p != 300 {
-		t.Errorf("with GOGC=150: GC percent %d", p)
-	}
 }

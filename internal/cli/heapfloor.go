@@ -1,4 +1,4 @@
-package registry
+package cli
 
 import (
 	"os"
@@ -8,8 +8,10 @@ import (
 	"sync"
 )
 
-// HeapFloor is the heap growth that a server started by NewHTTPServer
-// lets the garbage collector wait for at least, when GOGC is not set.
+// HeapFloor is the heap growth that plugkit serve lets the garbage
+// collector wait for at least, when GOGC is not set. It is the command's
+// choice for its own process, as GCPercent and GCOff are other verbs':
+// package registry never touches the collector.
 //
 // A server's live heap is small (about 2 MB), and Go collects each time
 // the heap doubles, so at GOGC's default of 100 a server answering
@@ -29,9 +31,9 @@ const HeapFloor = 32 << 20
 // process's, not a server's.
 var heapFloorOnce sync.Once
 
-// keepHeapFloor keeps HeapFloor for the rest of the process, unless the
-// environment sets GOGC.
-func keepHeapFloor() {
+// KeepHeapFloor keeps HeapFloor for the rest of the process, unless the
+// environment sets GOGC. plugkit serve calls it before serving.
+func KeepHeapFloor() {
 	heapFloorOnce.Do(func() {
 		if _, set := os.LookupEnv("GOGC"); !set {
 			startHeapFloor(HeapFloor)
