@@ -23,6 +23,8 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/cli"
+
+	"github.com/plugkit/plugkit/install/hostplugins"
 )
 
 // gatewayTokenEnv is the environment variable holding the HTTP bearer
@@ -125,7 +127,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 		if _, err := home.List(); err != nil {
 			return homeError(err)
 		}
-		src.installed = host.NewHomePlugins(home, src.load)
+		src.installed = hostplugins.NewHomePlugins(home, src.load)
 	} else if plugins, _, err = src.plugins(ctx); err != nil {
 		return err
 	}
@@ -294,7 +296,7 @@ func (nopWriteCloser) Close() error { return nil }
 type gatewaySource struct {
 	args      []string
 	home      *install.Home
-	installed *host.HomePlugins // nil when serving the arguments
+	installed *hostplugins.HomePlugins // nil when serving the arguments
 	load      agentplugin.Options
 	log       *slog.Logger
 	current   map[string]*runnable // the arguments' plugins now served, by name

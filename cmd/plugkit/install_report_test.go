@@ -12,6 +12,8 @@ import (
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/registry"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // TestInstallReportWithoutToken: a registry that takes installation
@@ -99,7 +101,7 @@ func TestInstallReportWithoutToken(t *testing.T) {
 // no registry warns that nothing was reported.
 func TestInstallReportAnonymous(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
-	db, blobs, err := registry.Open(t.TempDir())
+	db, blobs, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/plugkit/plugkit/internal/cli"
 	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/registry"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // Tokens of the in-process test registry, by identity.
@@ -30,7 +32,7 @@ const (
 // reads, publishers alice and bob, a reader and an admin.
 func newRegistry(t *testing.T) string {
 	t.Helper()
-	db, blobs, err := registry.Open(t.TempDir())
+	db, blobs, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +391,7 @@ func TestServeFlags(t *testing.T) {
 
 func TestServeGC(t *testing.T) {
 	data := t.TempDir()
-	db, blobs, err := registry.Open(data)
+	db, blobs, err := storage.OpenDir(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/plugkit/plugkit/mcprun"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+
+	"github.com/plugkit/plugkit/install/hostplugins"
 )
 
 // runFlags are the flags of every verb that runs plugins' MCP servers
@@ -181,7 +183,7 @@ func openRunnable(ctx context.Context, arg string, home *install.Home, load agen
 
 // openInstalled is an installed plugin, verified, from its store tree.
 func openInstalled(home *install.Home, name string, load agentplugin.Options) (*runnable, error) {
-	p, err := host.InstalledPlugin(home, name, load)
+	p, err := hostplugins.InstalledPlugin(home, name, load)
 	if err != nil {
 		return nil, homeError(err)
 	}

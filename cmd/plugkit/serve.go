@@ -19,6 +19,8 @@ import (
 
 	"github.com/plugkit/plugkit/internal/cli"
 	"github.com/plugkit/plugkit/registry"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 type serveFlags struct {
@@ -174,11 +176,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	storage, err := f.storage.config(cmd)
+	cfg, err := f.storage.config(cmd)
 	if err != nil {
 		return err
 	}
-	if f.blobsRedirect && storage.BlobsURL == "" {
+	if f.blobsRedirect && cfg.BlobsURL == "" {
 		return cli.Usagef("--blobs-redirect needs --blobs s3://BUCKET/PREFIX")
 	}
 	var lists [3][]string
@@ -224,7 +226,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return cli.Usage(err)
 	}
 	defer ln.Close()
-	st, err := registry.OpenStorage(cmd.Context(), storage)
+	st, err := storage.Open(cmd.Context(), cfg)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -346,7 +348,7 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 					return cli.Usage(fmt.Errorf("%s is not a registry data directory: %w", cfg.DataDir, err))
 				}
 			}
-			st, err := registry.OpenStorage(cmd.Context(), cfg)
+			st, err := storage.Open(cmd.Context(), cfg)
 			if err != nil {
 				return cli.Usage(err)
 			}

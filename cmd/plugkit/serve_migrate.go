@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/registry"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 func newServeMigrateCmd() *cobra.Command {
@@ -32,7 +33,7 @@ SQLite).`,
 			if err != nil {
 				return err
 			}
-			ms, err := registry.Migrate(cmd.Context(), cfg)
+			ms, err := storage.Migrate(cmd.Context(), cfg)
 			if err != nil {
 				return cli.Failed(err)
 			}

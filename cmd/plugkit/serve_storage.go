@@ -7,8 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/registry/blobs/s3"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // storageFlags are the flags that say where a registry's data lives; serve,
@@ -38,8 +39,8 @@ func (f *storageFlags) register(cmd *cobra.Command, blobs bool) {
 
 // config is the storage the flags name. A URL given with --database must
 // not hold a password (argv is visible to every user of the machine).
-func (f *storageFlags) config(cmd *cobra.Command) (registry.StorageConfig, error) {
-	cfg := registry.StorageConfig{
+func (f *storageFlags) config(cmd *cobra.Command) (storage.Config, error) {
+	cfg := storage.Config{
 		DataDir:     f.data,
 		DatabaseURL: f.database,
 		BlobsURL:    f.blobs,
@@ -47,13 +48,13 @@ func (f *storageFlags) config(cmd *cobra.Command) (registry.StorageConfig, error
 			CacheBytes: f.s3Cache},
 	}
 	if cfg.DatabaseURL != "" {
-		if err := registry.CheckURLHasNoPassword(cfg.DatabaseURL); err != nil {
+		if err := storage.CheckURLHasNoPassword(cfg.DatabaseURL); err != nil {
 			return cfg, cli.Usage(errors.New("--database: " + err.Error()))
 		}
 	} else {
 		cfg.DatabaseURL = os.Getenv(databaseEnv)
 	}
-	if cfg.DatabaseURL != "" && !registry.IsPostgresURL(cfg.DatabaseURL) {
+	if cfg.DatabaseURL != "" && !storage.IsPostgresURL(cfg.DatabaseURL) {
 		return cfg, cli.Usage(errors.New("the database URL must start with postgres:// or postgresql://"))
 	}
 	if cfg.DatabaseURL != "" && cfg.BlobsURL != "" && !cmd.Flags().Changed("data") {

@@ -13,6 +13,8 @@ import (
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/registry/store"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 func newServeTokenCmd() *cobra.Command {
@@ -40,7 +42,7 @@ func withTokens(cmd *cobra.Command, f *storageFlags, fn func(store.Tokens) error
 	if err != nil {
 		return err
 	}
-	st, err := registry.OpenStore(cmd.Context(), cfg)
+	st, err := storage.OpenStore(cmd.Context(), cfg)
 	if err != nil {
 		return cli.Usage(err)
 	}

@@ -1,4 +1,9 @@
-package host
+// Package hostplugins gives a Go agent host (package host, plugkit
+// gateway) the plugins installed in a plugkit home, each checked as
+// install.Home.Load checks it before it runs. It is apart from package
+// host so that a host that never reads a plugkit home does not link the
+// installer (and the signature verification it carries).
+package hostplugins
 
 import (
 	"fmt"
@@ -6,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/install"
 )
 
@@ -15,20 +21,20 @@ import (
 // than the lock records (install.Home.Load); it
 // runs from that tree with the home's data directory for it, and its
 // Identity is the installation's.
-func InstalledPlugin(home *install.Home, name string, opts agentplugin.Options) (Plugin, error) {
+func InstalledPlugin(home *install.Home, name string, opts agentplugin.Options) (host.Plugin, error) {
 	in, err := home.Get(name)
 	if err != nil {
-		return Plugin{}, err
+		return host.Plugin{}, err
 	}
 	return loadInstalled(home, in, opts)
 }
 
-func loadInstalled(home *install.Home, in *install.Installed, opts agentplugin.Options) (Plugin, error) {
+func loadInstalled(home *install.Home, in *install.Installed, opts agentplugin.Options) (host.Plugin, error) {
 	pkg, err := home.Load(in, opts)
 	if err != nil {
-		return Plugin{}, fmt.Errorf("installed plugin %s: %w", in.Name, err)
+		return host.Plugin{}, fmt.Errorf("installed plugin %s: %w", in.Name, err)
 	}
-	return Plugin{Package: pkg, Root: in.Path, DataDir: in.DataDir, Identity: in.Identity}, nil
+	return host.Plugin{Package: pkg, Root: in.Path, DataDir: in.DataDir, Identity: in.Identity}, nil
 }
 
 // HomePlugins keeps the plugins installed in a home loaded for a host:
@@ -37,13 +43,13 @@ func loadInstalled(home *install.Home, in *install.Installed, opts agentplugin.O
 type HomePlugins struct {
 	home   *install.Home
 	opts   agentplugin.Options
-	loaded map[string]Plugin // by name, from the previous Load
+	loaded map[string]host.Plugin // by name, from the previous Load
 }
 
 // NewHomePlugins returns the loader of home's plugins; opts are the
 // loader's options for each of them.
 func NewHomePlugins(home *install.Home, opts agentplugin.Options) *HomePlugins {
-	return &HomePlugins{home: home, opts: opts, loaded: map[string]Plugin{}}
+	return &HomePlugins{home: home, opts: opts, loaded: map[string]host.Plugin{}}
 }
 
 // Load returns every installed plugin that verifies and loads, and an
@@ -51,14 +57,14 @@ func NewHomePlugins(home *install.Home, opts agentplugin.Options) *HomePlugins {
 // or launch surface is not the lock's, a plugin the loader now rejects): a
 // host serves the others. The error alone is for a lock
 // file that cannot be read.
-func (l *HomePlugins) Load() ([]Plugin, []error, error) {
+func (l *HomePlugins) Load() ([]host.Plugin, []error, error) {
 	list, err := l.home.List()
 	if err != nil {
 		return nil, nil, err
 	}
 	// Verifying and loading is file I/O and hashing: spread it over the
 	// CPUs, keeping the lock's order.
-	plugins := make([]Plugin, len(list))
+	plugins := make([]host.Plugin, len(list))
 	failures := make([]error, len(list))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -75,9 +81,9 @@ func (l *HomePlugins) Load() ([]Plugin, []error, error) {
 		})
 	}
 	wg.Wait()
-	var out []Plugin
+	var out []host.Plugin
 	var errs []error
-	next := map[string]Plugin{}
+	next := map[string]host.Plugin{}
 	for i, p := range plugins {
 		if failures[i] != nil {
 			errs = append(errs, failures[i])

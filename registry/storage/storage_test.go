@@ -1,4 +1,4 @@
-package registry
+package storage
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (c *closingBlobs) Close() error {
 // blob store with nothing to close (the directory) closes cleanly.
 func TestStorageCloseClosesBlobs(t *testing.T) {
 	open := func(b blobs.Store) *Storage {
-		st, err := OpenStore(context.Background(), StorageConfig{DataDir: t.TempDir()})
+		st, err := OpenStore(context.Background(), Config{DataDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

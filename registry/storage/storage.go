@@ -1,4 +1,10 @@
-package registry
+// Package storage opens a registry's metadata store and blob store from
+// where they live: SQLite and a directory under a data directory by
+// default, PostgreSQL and S3-compatible object storage when named. It is
+// the one package that links the database and object-store drivers;
+// package registry serves whatever store.Store and blobs.Store it is
+// handed.
+package storage
 
 import (
 	"context"
@@ -18,9 +24,9 @@ import (
 	"github.com/plugkit/plugkit/registry/store/sqlite"
 )
 
-// StorageConfig says where a registry keeps its metadata and artifacts.
+// Config says where a registry keeps its metadata and artifacts.
 // The zero value of each part is the embedded default under DataDir.
-type StorageConfig struct {
+type Config struct {
 	// DataDir holds whatever is not elsewhere: registry.db without
 	// DatabaseURL, blobs/ without BlobsURL, and uploads/ (the publish
 	// spool). With both URLs set it may be empty: uploads then spool to
@@ -87,16 +93,16 @@ func CheckURLHasNoPassword(dbURL string) error {
 	return nil
 }
 
-// OpenStorage opens (creating what is missing) the storage cfg names.
+// Open opens (creating what is missing) the storage cfg names.
 // Opening PostgreSQL applies its migrations under an advisory lock, so
 // that replicas may start together.
-func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
+func Open(ctx context.Context, cfg Config) (*Storage, error) {
 	if cfg.DataDir == "" && (cfg.DatabaseURL == "" || cfg.BlobsURL == "") {
-		return nil, errors.New("registry: a data directory is needed unless both the database and the blobs are elsewhere")
+		return nil, errors.New("storage: a data directory is needed unless both the database and the blobs are elsewhere")
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("registry: data directory: %w", err)
+			return nil, fmt.Errorf("storage: data directory: %w", err)
 		}
 	}
 	var b blobs.Store
@@ -109,7 +115,7 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 		b, err = blobs.OpenDir(filepath.Join(cfg.DataDir, "blobs"))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("registry: blobs: %w", err)
+		return nil, fmt.Errorf("storage: blobs: %w", err)
 	}
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
@@ -125,23 +131,23 @@ func OpenStorage(ctx context.Context, cfg StorageConfig) (*Storage, error) {
 
 // OpenStore opens the metadata store of cfg alone: for tools that need no
 // blobs (plugkit serve token).
-func OpenStore(ctx context.Context, cfg StorageConfig) (store.Store, error) {
+func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 	switch {
 	case cfg.DatabaseURL == "" && cfg.DataDir == "":
-		return nil, errors.New("registry: no database: give a data directory or a database URL")
+		return nil, errors.New("storage: no database: give a data directory or a database URL")
 	case cfg.DatabaseURL == "":
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("registry: data directory: %w", err)
+			return nil, fmt.Errorf("storage: data directory: %w", err)
 		}
 		return sqlite.Open(filepath.Join(cfg.DataDir, "registry.db"))
 	case IsPostgresURL(cfg.DatabaseURL):
 		db, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{NoMigrate: cfg.NoMigrate})
 		if err != nil {
-			return nil, fmt.Errorf("registry: database %s: %w", postgres.Redact(cfg.DatabaseURL), err)
+			return nil, fmt.Errorf("storage: database %s: %w", postgres.Redact(cfg.DatabaseURL), err)
 		}
 		return db, nil
 	}
-	return nil, errors.New("registry: the database URL must start with postgres:// or postgresql://")
+	return nil, errors.New("storage: the database URL must start with postgres:// or postgresql://")
 }
 
 // Migration is one schema migration and whether this run applied it.
@@ -150,7 +156,7 @@ type Migration = postgres.Migration
 // Migrate brings the database of cfg up to date and reports the
 // migrations: for PostgreSQL each version and whether it was applied now;
 // SQLite migrates whenever it is opened, and reports nothing.
-func Migrate(ctx context.Context, cfg StorageConfig) ([]Migration, error) {
+func Migrate(ctx context.Context, cfg Config) ([]Migration, error) {
 	if !IsPostgresURL(cfg.DatabaseURL) {
 		st, err := OpenStore(ctx, cfg)
 		if err != nil {
@@ -160,8 +166,26 @@ func Migrate(ctx context.Context, cfg StorageConfig) ([]Migration, error) {
 	}
 	db, err := postgres.Connect(ctx, cfg.DatabaseURL, postgres.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("registry: database %s: %w", postgres.Redact(cfg.DatabaseURL), err)
+		return nil, fmt.Errorf("storage: database %s: %w", postgres.Redact(cfg.DatabaseURL), err)
 	}
 	defer db.Close()
 	return db.Migrate(ctx)
+}
+
+// OpenDir opens (creating it if needed) the embedded storage under one
+// data directory: the SQLite database dir/registry.db and the blob
+// directory dir/blobs. Closing the returned store closes the database.
+func OpenDir(dir string) (*sqlite.DB, *blobs.Dir, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("storage: data directory: %w", err)
+	}
+	b, err := blobs.OpenDir(filepath.Join(dir, "blobs"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("storage: blobs: %w", err)
+	}
+	db, err := sqlite.Open(filepath.Join(dir, "registry.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, b, nil
 }
