@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,6 +37,7 @@ type gatewayFlags struct {
 	run       runFlags
 	httpAddr  string
 	tokenFile string
+	origins   []string
 	eager     bool
 	watch     time.Duration
 	bodyTime  time.Duration
@@ -64,11 +66,18 @@ Servers start when a client first needs them (--eager starts them all at
 once), a server that exits is reported on stderr and restarted on the next
 call with a bounded backoff, and every request has --timeout.
 
-It speaks MCP over stdio by default and exits when its stdin closes. With
---http ADDR it serves Streamable HTTP at http://ADDR/mcp; a bearer token
-(--token-file FILE, or PLUGKIT_GATEWAY_TOKEN) is required when ADDR is not a
-loopback address, and checked whenever one is given. It exits on SIGTERM or
-SIGINT. No process of any server outlives it. Logs go to stderr.
+It speaks MCP over stdio by default. With --http ADDR it serves Streamable
+HTTP at http://ADDR/mcp; a bearer token (--token-file FILE, or
+PLUGKIT_GATEWAY_TOKEN) is required when ADDR is not a loopback address, and
+checked whenever one is given; a loopback address needs none. A browser's
+request is served only from its own origin (an Origin header of http://
+and the request's Host) or one that --allow-origin names (the MCP Inspector
+runs at http://localhost:6274); any other Origin, "null" included, gets
+403, and a request without one (a client that is not a browser) is served.
+
+Like serve, it is a server: it stops on the first SIGINT or SIGTERM, or at
+the end of its input on stdio, after the calls in flight, and exits 0. No
+process of any server outlives it. Logs go to stderr.
 
 To add it to an MCP client, put this in the client's MCP configuration:
 
@@ -76,12 +85,14 @@ To add it to an MCP client, put this in the client's MCP configuration:
 		Example: `  plugkit gateway
   plugkit gateway ./my-plugin ./other-plugin.tar.gz
   plugkit gateway --http 127.0.0.1:8765
+  plugkit gateway --http 127.0.0.1:8765 --allow-origin http://localhost:6274
   PLUGKIT_GATEWAY_TOKEN=$(cat ~/.gateway-token) plugkit gateway --http 0.0.0.0:8765`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGateway(cmd, &f, args) },
 	}
 	f.run.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio, such as 127.0.0.1:8765")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token HTTP clients must send (default: $"+gatewayTokenEnv+")")
+	cmd.Flags().StringArrayVar(&f.origins, "allow-origin", nil, "an Origin (scheme://host[:port]) whose browser pages may call the --http gateway besides its own; repeatable")
 	cmd.Flags().BoolVar(&f.eager, "eager", false, "start every server at once instead of when a client first needs it")
 	cmd.Flags().DurationVar(&f.watch, "watch-interval", time.Second, "how often to look for plugins installed, updated or removed")
 	cmd.Flags().DurationVar(&f.bodyTime, "http-body-timeout", 30*time.Second, "time an HTTP client has to send a request's body (slower clients are cut off)")
@@ -103,6 +114,13 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	token, err := f.token()
 	if err != nil {
 		return err
+	}
+	origins, err := checkOrigins(f.origins)
+	if err != nil {
+		return err
+	}
+	if len(origins) > 0 && f.httpAddr == "" {
+		return cli.Usagef("--allow-origin is for --http; a stdio gateway has no browser clients")
 	}
 	if f.watch <= 0 || f.bodyTime <= 0 {
 		return cli.Usagef("--watch-interval and --http-body-timeout must be positive, such as 1s")
@@ -176,14 +194,89 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 		}()
 	}
 
-	if f.httpAddr != "" {
-		return serveHTTP(ctx, gw, f.httpAddr, token, f.bodyTime, log)
+	// On a signal the calls in flight are answered first (within
+	// gatewayDrainTimeout; a second signal ends plugkit at once).
+	drain := func() {
+		dctx, cancel := context.WithTimeout(context.Background(), gatewayDrainTimeout)
+		defer cancel()
+		if gw.Drain(dctx) != nil {
+			log.Warn("stopping with calls still in flight", "waited", gatewayDrainTimeout)
+		}
 	}
-	err = gw.Server().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+	if f.httpAddr != "" {
+		return serveHTTP(afterward(ctx, drain), gw, f.httpAddr, token, origins, f.bodyTime, log)
+	}
+	// Then the input ends, as when the client closes it: the session
+	// ends, and the gateway exits 0.
+	err = gw.Server().Run(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: inputUntil(ctx, cmd.InOrStdin(), drain), Writer: nopWriteCloser{cmd.OutOrStdout()}})
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Warn("client connection ended", "reason", err.Error())
 	}
 	return nil
+}
+
+// afterward is a context that ends once ctx has ended and then done has
+// returned.
+func afterward(ctx context.Context, done func()) context.Context {
+	next, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		done()
+		cancel()
+	}()
+	return next
+}
+
+// gatewayDrainTimeout bounds how long a stopping stdio gateway waits for
+// the calls in flight (a second signal ends it at once).
+const gatewayDrainTimeout = 30 * time.Second
+
+// inputUntil is r until ctx ends and then, once before has returned, the
+// end of input: a read that waits on r is not held up by it.
+func inputUntil(ctx context.Context, r io.Reader, before func()) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err)
+	}()
+	go func() {
+		<-ctx.Done()
+		before()
+		pw.Close()
+	}()
+	return pr
+}
+
+// checkOrigins parses the --allow-origin values: each scheme://host[:port]
+// and nothing more, kept lowercased.
+func checkOrigins(origins []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, o := range origins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return nil, cli.Usagef("--allow-origin %q: give scheme://host[:port], such as http://localhost:6274", o)
+		}
+		out[strings.ToLower(u.Scheme+"://"+u.Host)] = true
+	}
+	return out, nil
+}
+
+// allowOrigin refuses a request whose Origin is neither http:// and its
+// own Host nor one of allowed, as the MCP Streamable HTTP transport asks
+// of servers: a page elsewhere cannot drive the gateway from a browser.
+// A request without Origin does not come from a page, and is served.
+func allowOrigin(allowed map[string]bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin, sent := r.Header["Origin"]; sent {
+			o := strings.ToLower(strings.Join(origin, ","))
+			if o != "http://"+strings.ToLower(r.Host) && !allowed[o] {
+				http.Error(w, "forbidden: this Origin may not use the gateway (see plugkit gateway --allow-origin)", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // token checks the token rules of --http and returns the token, if any.
@@ -212,7 +305,7 @@ func (f *gatewayFlags) token() (string, error) {
 	if token == "" && !agentplugin.IsLoopbackHost(hostname) {
 		return "", cli.Usagef("--http %s is not a loopback address: clients must authenticate there; give a bearer token with --token-file FILE or %s", f.httpAddr, gatewayTokenEnv)
 	}
-	if strings.ContainsAny(token, " \t\r\n") || agentplugin.CheckHeader("Authorization", "Bearer "+token) != nil {
+	if token != "" && (strings.ContainsAny(token, " \t\r\n") || agentplugin.CheckHeader("Authorization", "Bearer "+token) != nil) {
 		return "", cli.Usagef("the gateway token must be printable characters without spaces")
 	}
 	return token, nil
@@ -222,15 +315,15 @@ func (f *gatewayFlags) token() (string, error) {
 const maxHTTPBody = mcp.DefaultMaxRequestBodyBytes
 
 // serveHTTP serves the gateway at http://addr/mcp until ctx ends.
-func serveHTTP(ctx context.Context, gw *host.Gateway, addr, token string, bodyTime time.Duration, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, gw *host.Gateway, addr, token string, origins map[string]bool, bodyTime time.Duration, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return cli.Usage(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", requireToken(token, readBody(bodyTime, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() },
+	mux.Handle("/mcp", allowOrigin(origins, requireToken(token, readBody(bodyTime, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() },
 		// Abandoned sessions would otherwise be kept forever.
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute}))))
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})))))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("gateway listening", "url", "http://"+ln.Addr().String()+"/mcp", "token", token != "")
