@@ -11,20 +11,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/internal/testbin"
 )
 
-// The gateway's speed targets (issue 12), measured with real processes:
-// the plugkit binary as the gateway, MCP servers as child processes, the
-// go-sdk client on the other side. bench/gateway.sh runs them.
+// The gateway's speed targets, measured with real processes: the plugkit
+// binary as the gateway, MCP servers as child processes, clients of two
+// SDKs on the other side. bench/gateway.sh runs them (and the TypeScript
+// SDK's client, from bench/gatewaycall.mjs).
 
 // connectCmd connects a client to the MCP server cmd runs.
-func connectCmd(b *testing.B, cmd *exec.Cmd) *mcp.ClientSession {
+func connectCmd(b testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
 	b.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	sess, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -34,59 +38,150 @@ func connectCmd(b *testing.B, cmd *exec.Cmd) *mcp.ClientSession {
 	return sess
 }
 
-// BenchmarkGatewayCall is the cost the gateway adds to a tool call: in
-// each iteration the same echo tool is called once through plugkit gateway
-// (stdio) and once directly on the same server program, interleaved so
-// that load from elsewhere hits both alike. Target: overhead under 1 ms.
-func BenchmarkGatewayCall(b *testing.B) {
-	bin := testbin.Plugkit(b)
-	root := writeNamedPlugin(b, "bench", `{"s": {"type": "stdio", "command": "./bin/run"}}`, nil)
-	gwCmd, directCmd := exec.Command(bin, "gateway", "--home", b.TempDir(), root), exec.Command(testServerBin(b))
-	gw := connectCmd(b, gwCmd)
-	defer gw.Close()
-	direct := connectCmd(b, directCmd)
-	defer direct.Close()
+// caller calls one tool, by one SDK's client, over stdio.
+type caller struct {
+	call  func(name string) error
+	close func()
+}
+
+// goSDKCaller is a go-sdk client of the MCP server cmd runs.
+func goSDKCaller(t testing.TB, cmd *exec.Cmd) caller {
+	sess := connectCmd(t, cmd)
+	return caller{
+		call: func(name string) error {
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"n": 1}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: tool error", name)
+			}
+			return err
+		},
+		close: func() { sess.Close() },
+	}
+}
+
+// mcpGoCaller is a mark3labs/mcp-go client of the MCP server path runs
+// with args.
+func mcpGoCaller(t testing.TB, path string, args ...string) caller {
+	c, err := mcpgoclient.NewStdioMCPClient(path, os.Environ(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
-	call := func(s *mcp.ClientSession, name string) time.Duration {
+	init := mcpgo.InitializeRequest{}
+	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return caller{
+		call: func(name string) error {
+			req := mcpgo.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = name, map[string]any{"n": 1}
+			res, err := c.CallTool(ctx, req)
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s: tool error", name)
+			}
+			return err
+		},
+		close: func() { c.Close() },
+	}
+}
+
+// overhead is what the gateway added to n tool calls: each call made
+// through plugkit gateway and directly on the same server program,
+// interleaved, so that load from elsewhere hits both alike.
+type overhead struct {
+	// Added are the differences, gateway minus direct, one per pair,
+	// sorted.
+	Added []time.Duration
+	// Gateway and Direct are the calls' own durations, sorted.
+	Gateway, Direct []time.Duration
+}
+
+// quantile is the q quantile (0 to 1) of sorted durations.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(int(q*float64(len(sorted))), len(sorted)-1)]
+}
+
+// measureOverhead calls the test server's echo tool n times through a
+// gateway of one plugin and n times directly, interleaved, with the
+// clients sdk makes ("go-sdk" or "mcp-go").
+func measureOverhead(t testing.TB, sdk string, n int) overhead {
+	t.Helper()
+	bin := testbin.Plugkit(t)
+	root := writeNamedPlugin(t, "bench", `{"s": {"type": "stdio", "command": "./bin/run"}}`, nil)
+	gwArgs := []string{"gateway", "--home", t.TempDir(), root}
+	var gw, direct caller
+	switch sdk {
+	case "go-sdk":
+		gw, direct = goSDKCaller(t, exec.Command(bin, gwArgs...)), goSDKCaller(t, exec.Command(testServerBin(t)))
+	case "mcp-go":
+		gw, direct = mcpGoCaller(t, bin, gwArgs...), mcpGoCaller(t, testServerBin(t))
+	default:
+		t.Fatalf("no client %q", sdk)
+	}
+	defer gw.close()
+	defer direct.close()
+	timed := func(c caller, name string) time.Duration {
 		begin := time.Now()
-		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"n": 1}})
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %+v", name, err, res)
+		if err := c.call(name); err != nil {
+			t.Fatal(err)
 		}
 		return time.Since(begin)
 	}
-	call(gw, "bench_s_echo") // starts the server
-	call(direct, "echo")
-	var through, alone time.Duration
-	gwCPU, serverCPU := cpuTime(gwCmd.Process.Pid), cpuTime(directCmd.Process.Pid)
-	for b.Loop() {
-		through += call(gw, "bench_s_echo")
-		alone += call(direct, "echo")
+	// The first calls start the server and warm both paths up.
+	for range 20 {
+		timed(gw, "bench_s_echo")
+		timed(direct, "echo")
 	}
-	gwCPU, serverCPU = cpuTime(gwCmd.Process.Pid)-gwCPU, cpuTime(directCmd.Process.Pid)-serverCPU
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N) }
-	b.ReportMetric(us(through), "gateway-µs/call")
-	b.ReportMetric(us(alone), "direct-µs/call")
-	b.ReportMetric(us(through-alone), "overhead-µs/call")
-	// CPU time depends far less on the machine's load than wall time:
-	// the gateway's against the server's own, per call.
-	b.ReportMetric(us(gwCPU), "gateway-cpu-µs/call")
-	b.ReportMetric(us(serverCPU), "server-cpu-µs/call")
+	var o overhead
+	for range n {
+		g, d := timed(gw, "bench_s_echo"), timed(direct, "echo")
+		o.Gateway, o.Direct, o.Added = append(o.Gateway, g), append(o.Direct, d), append(o.Added, g-d)
+	}
+	for _, s := range [][]time.Duration{o.Added, o.Gateway, o.Direct} {
+		slices.Sort(s)
+	}
+	return o
 }
 
-// cpuTime is the CPU time process pid has used, all its threads, from
-// /proc/PID/task/*/schedstat (nanoseconds); zero where there is no /proc.
-func cpuTime(pid int) time.Duration {
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var total time.Duration
-	for _, f := range files {
-		var ns int64
-		if b, err := os.ReadFile(f); err == nil {
-			fmt.Sscan(string(b), &ns)
-		}
-		total += time.Duration(ns)
+// BenchmarkGatewayCall is the latency the gateway adds to a tool call,
+// for each Go client: the median and p99 of the differences of b.N
+// interleaved pairs of calls (bench/gateway.sh runs 2,000). Target:
+// median under 0.3 ms, p99 under 1 ms.
+func BenchmarkGatewayCall(b *testing.B) {
+	for _, sdk := range []string{"go-sdk", "mcp-go"} {
+		b.Run(sdk, func(b *testing.B) {
+			o := measureOverhead(b, sdk, b.N)
+			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+			b.ReportMetric(us(quantile(o.Added, 0.5)), "added-median-µs")
+			b.ReportMetric(us(quantile(o.Added, 0.99)), "added-p99-µs")
+			b.ReportMetric(us(quantile(o.Gateway, 0.5)), "gateway-median-µs")
+			b.ReportMetric(us(quantile(o.Direct, 0.5)), "direct-median-µs")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	return total
+}
+
+// TestGatewayCallOverhead holds a generous bound on what the gateway adds
+// to a tool call, so that a slow path shows in CI without flaking on a
+// shared machine: the median of 300 interleaved pairs, the least of three
+// tries, under 1 ms with the go-sdk client.
+func TestGatewayCallOverhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the gateway and a server as processes")
+	}
+	best := time.Hour
+	for range 3 {
+		best = min(best, quantile(measureOverhead(t, "go-sdk", 300).Added, 0.5))
+		if best < time.Millisecond {
+			return
+		}
+	}
+	t.Errorf("the gateway adds %v to a tool call (median, best of three tries of 300); want under 1 ms", best)
 }
 
 // shellServer is a minimal MCP server in sh (as plugkit init writes): it
