@@ -53,7 +53,7 @@ func BenchmarkLoadDirLarge(b *testing.B) {
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		pkg, err := agentplugin.LoadDir(dir, agentplugin.Options{}, snapshot.Options{})
+		pkg, err := agentplugin.LoadDir(dir, agentplugin.Options{})
 		if err != nil || len(pkg.Skills) != 1000 || len(pkg.Servers) != 200 {
 			b.Fatalf("%v", err)
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected results of the corpus")
@@ -63,7 +62,7 @@ func TestCorpus(t *testing.T) {
 	}
 	for _, dir := range cases {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			got, err := verdictOf(agentplugin.LoadDir(filepath.Join(dir, "plugin"), agentplugin.Options{}, snapshot.Options{}))
+			got, err := verdictOf(agentplugin.LoadDir(filepath.Join(dir, "plugin"), agentplugin.Options{}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ func ExampleLoad() {
 }
 
 func ExampleLoadDir() {
-	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ func ExampleLoadDir() {
 }
 
 func ExamplePackage_SkillEntries() {
-	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -72,9 +72,10 @@ type Skill struct {
 	ID   string // canonical ID: PLUGIN/SKILL
 	Path string // package path of its SKILL.md, e.g. "skills/deploy/SKILL.md"
 	Dir  string // package path of its directory, e.g. "skills/deploy"
+	// Skill is the parsed SKILL.md; its Files are the skill's other
+	// files, keyed by skill-relative path ("references/rules.md"), as
+	// skill.LoadDir gives them.
 	*skill.Skill
-	// Files are the skill's other files, keyed by full package path.
-	Files map[string][]byte
 }
 
 // MCPState tells what became of mcp.json.
@@ -132,6 +133,9 @@ type Options struct {
 	StrictSkills bool
 	// Limits bound the work and the diagnostics of one load.
 	Limits Limits
+	// Read says how LoadDir reads the directory (snapshot.ReadDir's
+	// limits and strictness); Load, given a snapshot, does not use it.
+	Read snapshot.Options
 }
 
 // Load validates a snapshot as an Agent Plugins package.
@@ -144,11 +148,11 @@ func Load(s *snapshot.Snapshot, opts Options) (*Package, error) {
 	return l.load()
 }
 
-// LoadDir reads a plugin directory with snapshot.ReadDir and loads it.
-// An I/O error or a snapshot limit is returned as is; a rejection is a
-// *RejectedError.
-func LoadDir(dir string, opts Options, read snapshot.Options) (*Package, error) {
-	s, err := snapshot.ReadDir(dir, read)
+// LoadDir reads a plugin directory with snapshot.ReadDir (as opts.Read
+// says) and loads it. An I/O error or a snapshot limit is returned as is;
+// a rejection is a *RejectedError.
+func LoadDir(dir string, opts Options) (*Package, error) {
+	s, err := snapshot.ReadDir(dir, opts.Read)
 	if err != nil {
 		return nil, err
 	}

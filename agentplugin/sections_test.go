@@ -83,7 +83,7 @@ func TestSpec7_1_ImmediateChildrenOnly(t *testing.T) {
 	if got := skillIDs(pkg); !reflect.DeepEqual(got, []string{"demo/top"}) {
 		t.Errorf("skills %v", got)
 	}
-	if _, ok := pkg.Skills[0].Files["skills/top/nested/SKILL.md"]; !ok {
+	if _, ok := pkg.Skills[0].Files["nested/SKILL.md"]; !ok {
 		t.Error("a nested SKILL.md is a resource of the skill above it")
 	}
 }

@@ -206,17 +206,18 @@ func (l *loader) addSkill(j *skillJob, seen map[string]string) {
 		return
 	}
 	seen[s.Name] = dir
+	s.Files = j.files
 	l.pkg.Skills = append(l.pkg.Skills, Skill{
 		ID:    l.pkg.Name + "/" + s.Name,
 		Path:  doc,
 		Dir:   dir,
 		Skill: s,
-		Files: j.files,
 	})
 }
 
 // skillFiles buckets every file below skills/*/ by its skill directory,
-// SKILL.md excluded, in one pass over the snapshot.
+// keyed by skill-relative path, SKILL.md excluded, in one pass over the
+// snapshot.
 func (l *loader) skillFiles() map[string]map[string][]byte {
 	out := map[string]map[string][]byte{}
 	for p, b := range l.files {
@@ -232,7 +233,7 @@ func (l *loader) skillFiles() map[string]map[string][]byte {
 		if out[dir] == nil {
 			out[dir] = map[string][]byte{}
 		}
-		out[dir][p] = b
+		out[dir][sub] = b
 	}
 	return out
 }

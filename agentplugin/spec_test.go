@@ -49,7 +49,7 @@ func write(t *testing.T, inside, outside map[string]string) string {
 
 func loadDir(t *testing.T, dir string, opts agentplugin.Options) (*agentplugin.Package, []agentplugin.Diagnostic) {
 	t.Helper()
-	pkg, err := agentplugin.LoadDir(dir, opts, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(dir, opts)
 	if ds, rejected := agentplugin.Diagnostics(err); rejected {
 		return nil, ds
 	}
@@ -420,7 +420,7 @@ func TestStrictSkills(t *testing.T) {
 // TestSkillContents: a loaded skill carries its frontmatter, body and
 // resource files under their full package paths.
 func TestSkillContents(t *testing.T) {
-	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir("../examples/release-notes", agentplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestSkillContents(t *testing.T) {
 		!strings.HasPrefix(sk.Body, "\n# Semantic version check") {
 		t.Errorf("skill: %+v", sk.Skill)
 	}
-	if _, ok := sk.Files["skills/semver-check/references/rules.md"]; !ok || len(sk.Files) != 1 {
+	if _, ok := sk.Files["references/rules.md"]; !ok || len(sk.Files) != 1 {
 		t.Errorf("files: %v", sk.Files)
 	}
 	if !reflect.DeepEqual(pkg.Extensions, []string{"com.example.client"}) || !reflect.DeepEqual(pkg.ExtensionDirectories, []string{"com.example.client"}) {

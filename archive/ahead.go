@@ -3,8 +3,6 @@ package archive
 import (
 	"io"
 	"sync"
-
-	"github.com/plugkit/plugkit/internal/pages"
 )
 
 // aheadBufSize and aheadBufs size the read-ahead of the decompressed
@@ -15,10 +13,8 @@ const (
 	aheadBufs    = 4
 )
 
-// aheadPool keeps the buffers of finished read-aheads. A new one is
-// mapped in at once (pages.Populate): the 512 KiB of a first unpack were
-// 125 page faults of a typical plugin's, about 2 ms here.
-var aheadPool = sync.Pool{New: func() any { b := make([]byte, aheadBufSize); pages.Populate(b); return &b }}
+// aheadPool keeps the buffers of finished read-aheads.
+var aheadPool = sync.Pool{New: func() any { b := make([]byte, aheadBufSize); return &b }}
 
 // ahead reads r on a goroutine of its own, up to aheadBufs buffers ahead
 // of its reader: decompression runs on one CPU while the tar reader

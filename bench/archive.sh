@@ -24,7 +24,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Static, as the README installs them (CGO_ENABLED=0).
-CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit
 go build -o "$work/archivebench" ./bench/archivebench
 
 # best NAME CMD...: run CMD; keep the smallest wall time in best_NAME and the

@@ -28,7 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # Static, as the README installs them (CGO_ENABLED=0).
-CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit
 pk="$work/plugkit"
 
 # plugin DIR NAME FILLER_BYTES: a plugin with two skills, two MCP servers and a filler file.

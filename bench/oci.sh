@@ -44,7 +44,7 @@ oras=$(command -v oras || echo "$(go env GOPATH)/bin/oras")
 [ -x "$oras" ] || { echo "bench/oci.sh: oras is not installed" >&2; exit 1; }
 
 # Static, as the README installs them (CGO_ENABLED=0).
-CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit
 go build -o "$work/archivebench" ./bench/archivebench
 export DOCKER_CONFIG="$work/docker"
 

@@ -44,7 +44,7 @@ wait_line() { for _ in $(seq 200); do grep -q listening "$1" 2>/dev/null && retu
 
 echo "building plugkit and servefile" >&2
 # Static, as the README installs them (CGO_ENABLED=0).
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/" ./cmd/plugkit ./cmd/plugkit-full && go build -o "$WORK/servefile" ./bench/servefile)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/" ./cmd/plugkit && go build -o "$WORK/servefile" ./bench/servefile)
 
 # A plugin whose archive is about 500 KB: random bytes do not compress.
 PLUGIN="$WORK/bench-plugin"

@@ -75,7 +75,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 echo "building plugkit and replicabench" >&2
 # Static, as the README installs them (CGO_ENABLED=0).
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/" ./cmd/plugkit ./cmd/plugkit-full && go build -o "$WORK/replicabench" ./bench/replicabench)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/" ./cmd/plugkit && go build -o "$WORK/replicabench" ./bench/replicabench)
 
 # PostgreSQL: a throwaway cluster with the durable defaults (fsync on).
 PGDIR="$WORK/pg"

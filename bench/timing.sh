@@ -1,13 +1,12 @@
 # bench/timing.sh: what the side-by-side scripts share. Sourced from the
 # repository root, it makes the scratch directory $work (removed on exit),
-# builds plugkit (with plugkit-full beside it, which plugkit runs for its
-# heavy verbs) and each bench program named as arguments into it, and
+# builds plugkit and each bench program named as arguments into it, and
 # prints the load average.
 set -euo pipefail
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Static, as the README installs them (CGO_ENABLED=0).
-CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit ./cmd/plugkit-full
+CGO_ENABLED=0 go build -o "$work/" ./cmd/plugkit
 for tool in "$@"; do go build -o "$work/$tool" "./bench/$tool"; done
 loadavg() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 loadavg

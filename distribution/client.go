@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"oras.land/oras-go/v2/registry/remote/retry"
+
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 )
@@ -32,9 +34,21 @@ const DefaultMaxListingBytes = 128 << 20
 const maxErrorBody = 64 << 10
 
 // defaultHTTPClient is used when Client.HTTPClient is nil: the default
-// transport, and a timeout so that a stalled registry cannot hang a caller
-// that passed a context without a deadline.
-var defaultHTTPClient = &http.Client{Timeout: 5 * time.Minute}
+// transport with the retries of RetryTransport, and a timeout so that a
+// stalled registry cannot hang a caller that passed a context without a
+// deadline.
+var defaultHTTPClient = &http.Client{Timeout: 5 * time.Minute, Transport: RetryTransport(nil)}
+
+// RetryTransport wraps base (nil: http.DefaultTransport) with plugkit's one
+// retry policy, which its OCI client (package oci) follows too: oras-go's
+// default, up to 5 retries of a request that failed with a network error
+// or got 408, 429 or a 5xx status, waiting 250 ms doubled at each attempt
+// (10% jitter), between 200 ms and 3 s, or what a 429's Retry-After asks.
+// A request whose body cannot be sent again (no GetBody) is not retried.
+// Every request of the protocol may be retried: publishing the same
+// archive again, reporting the same installation again, yanking a yanked
+// release change nothing.
+func RetryTransport(base http.RoundTripper) http.RoundTripper { return retry.NewTransport(base) }
 
 // Client talks to one registry. The zero value is not usable until BaseURL
 // is set; every other field has a sane zero value. A Client is safe for
@@ -53,7 +67,7 @@ type Client struct {
 	// Header holds extra headers for every request.
 	Header http.Header
 	// HTTPClient sends the requests; nil means a client with the default
-	// transport and a 5 minute timeout. Its CheckRedirect, if any, still
+	// transport, the retries of RetryTransport and a 5 minute timeout. Its CheckRedirect, if any, still
 	// runs, after the Client's own redirect policy.
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds a JSON response (default 8 MiB).

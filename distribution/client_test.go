@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -111,7 +112,7 @@ func TestStatusErrorCarriesNoBody(t *testing.T) {
 		w.Write([]byte(`{"error":{"code":"\u001b[31mevil"}}`))
 	}))
 	defer reg2.Close()
-	_, err = (&Client{BaseURL: reg2.URL}).Catalog(context.Background())
+	_, err = (&Client{BaseURL: reg2.URL, HTTPClient: &http.Client{}}).Catalog(context.Background())
 	if !errors.As(err, &se) || se.Code != "" {
 		t.Fatalf("got %v", err)
 	}
@@ -150,5 +151,34 @@ func TestDownloadRefusesBadDigest(t *testing.T) {
 		if _, err := c.Download(context.Background(), d); err == nil || errors.Is(err, ErrStatus) {
 			t.Errorf("Download(%q) = %v", d, err)
 		}
+	}
+}
+
+// TestRetries: a request that fails with a transient status is sent again
+// with the policy of RetryTransport, the default; one that fails for good
+// (400) is not; a caller's own client decides for itself.
+func TestRetries(t *testing.T) {
+	var calls atomic.Int32
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n := calls.Add(1); {
+		case r.URL.Query().Get("cursor") == "bad":
+			w.WriteHeader(http.StatusBadRequest)
+		case n <= 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.Write([]byte(`{"plugins": []}`))
+		}
+	}))
+	defer reg.Close()
+	if _, err := (&Client{BaseURL: reg.URL}).CatalogPage(context.Background(), ""); err != nil || calls.Load() != 3 {
+		t.Fatalf("after two 503s: %v, %d calls", err, calls.Load())
+	}
+	calls.Store(0)
+	if _, err := (&Client{BaseURL: reg.URL}).CatalogPage(context.Background(), "bad"); err == nil || calls.Load() != 1 {
+		t.Fatalf("a 400: %v, %d calls", err, calls.Load())
+	}
+	calls.Store(0)
+	if _, err := (&Client{BaseURL: reg.URL, HTTPClient: &http.Client{}}).CatalogPage(context.Background(), ""); err == nil || calls.Load() != 1 {
+		t.Fatalf("a client of the caller's: %v, %d calls", err, calls.Load())
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/snapshot"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // startRegistry runs an in-process registry on 127.0.0.1 for the examples,
@@ -20,7 +22,7 @@ func startRegistry() (*httptest.Server, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	db, blobs, err := registry.Open(dir)
+	db, blobs, err := storage.OpenDir(dir)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestRetryAfter(t *testing.T) {
 		w.Write([]byte(`{"error":{"code":"busy","message":"x"}}`))
 	}))
 	defer ts.Close()
-	_, err := (&Client{BaseURL: ts.URL}).Publish(context.Background(), []byte("x"), "")
+	_, err := (&Client{BaseURL: ts.URL, HTTPClient: &http.Client{}}).Publish(context.Background(), []byte("x"), "")
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != 503 || se.Code != CodeBusy || se.RetryAfter != 7 {
 		t.Fatalf("got %#v", err)

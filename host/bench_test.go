@@ -6,28 +6,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/plugkit/plugkit/agentplugin"
 )
-
-// BenchmarkHomePluginsLoad is most of plugkit gateway's start-up with 50
-// installed plugins (4 servers and a skill of 3 files each) when servers
-// start lazily: every tree verified against its file list, then loaded.
-func BenchmarkHomePluginsLoad(b *testing.B) {
-	home := installedHome(b, 50)
-	for b.Loop() {
-		plugins, errs, err := NewHomePlugins(home, agentplugin.Options{}).Load()
-		if err != nil || len(errs) > 0 || len(plugins) != 50 {
-			b.Fatal(err, errs, len(plugins))
-		}
-	}
-}
 
 // BenchmarkCallTool is the host's own cost per tool call: the same echo
 // tool called through Host.CallTool (name lookup, restart bookkeeping,
 // timeout, URI rewriting) and directly on the server's session,
 // interleaved. plugkit gateway adds one more process hop on top
-// (cmd/plugkit-full BenchmarkGatewayCall).
+// (cmd/plugkit BenchmarkGatewayCall).
 func BenchmarkCallTool(b *testing.B) {
 	p := loadPlugin(b, writePlugin(b, pluginSpec{name: "bench", servers: `{"s": {"type": "stdio", "command": "./bin/server"}}`}))
 	h := newHost(b, []Plugin{p}, Options{})

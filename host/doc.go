@@ -3,8 +3,8 @@
 // write itself from agentplugin, skill and mcprun, and the engine of
 // plugkit gateway.
 //
-// A Host serves a set of plugins (loaded packages, or those installed in an
-// install.Home, see InstalledPlugin and HomePlugins) that Set can replace
+// A Host serves a set of plugins (loaded packages, or those installed in a
+// plugkit home, see package install/hostplugins) that Set can replace
 // while it runs:
 //
 //   - skills: Skills lists them by canonical ID (PLUGIN/SKILL), Prompt

@@ -8,7 +8,6 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/host"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // ToolName gives each tool one name that strict clients accept and that
@@ -34,7 +33,7 @@ func ExampleHost_Skill() {
 	write("skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploy the service.\n---\nRun scripts/go.sh.\n")
 	write("skills/deploy/scripts/go.sh", "#!/bin/sh\n")
 
-	pkg, err := agentplugin.LoadDir(root, agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(root, agentplugin.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,4 +58,25 @@ func ExampleHost_Skill() {
 	// [SKILL.md scripts/go.sh]
 	// "#!/bin/sh\n"
 	// path escapes the skill directory: "../../plugin.json"
+}
+
+// The shortest host: load a plugin directory, serve it, and give the
+// model its skills. Tools work the same way (h.Tools, h.CallTool) once
+// the plugin has a DataDir for its stdio servers.
+func Example() {
+	p, err := host.LoadPlugin("../examples/release-notes", agentplugin.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := host.New([]host.Plugin{p}, host.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	for _, s := range h.Skills() {
+		fmt.Println(s.ID)
+	}
+	// Output:
+	// release-notes/changelog
+	// release-notes/semver-check
 }

@@ -11,6 +11,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -59,6 +61,7 @@ type Gateway struct {
 	srv      *mcp.Server
 	pageSize int
 	ready    <-chan struct{}
+	inFlight atomic.Int64 // requests being answered
 }
 
 // NewGateway returns the gateway of h.
@@ -96,6 +99,26 @@ func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 // mcp.NewStreamableHTTPHandler, ...).
 func (g *Gateway) Server() *mcp.Server { return g.srv }
 
+// drainPoll is how often Drain looks whether the requests in flight are
+// done.
+const drainPoll = 10 * time.Millisecond
+
+// Drain waits until no call, list, prompt or read is being answered, or
+// ctx ends: a server that stops (on a signal) drains before it closes its
+// transport, so that the calls in flight get their answers.
+func (g *Gateway) Drain(ctx context.Context) error {
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	for g.inFlight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
 // The sentinel items Notify adds and removes at once.
 const (
 	sentinelName = "plugkit-gateway-list-changed"
@@ -129,6 +152,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		switch req.(type) {
 		case *mcp.ListToolsRequest, *mcp.CallToolRequest, *mcp.ListPromptsRequest, *mcp.GetPromptRequest,
 			*mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest, *mcp.ReadResourceRequest:
+			// What Drain waits for: the requests that end with an answer
+			// (not those a client keeps open to listen).
+			g.inFlight.Add(1)
+			defer g.inFlight.Add(-1)
 			select {
 			case <-g.ready:
 			case <-ctx.Done():

@@ -18,7 +18,6 @@ import (
 	"github.com/plugkit/plugkit/internal/syncbuf"
 	"github.com/plugkit/plugkit/internal/testbin"
 	"github.com/plugkit/plugkit/internal/testservice"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -74,7 +73,7 @@ func mustWrite(t testing.TB, p, content string) {
 // data directory.
 func loadPlugin(t testing.TB, root string) Plugin {
 	t.Helper()
-	pkg, err := agentplugin.LoadDir(root, agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(root, agentplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

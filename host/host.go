@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -42,8 +43,10 @@ type Plugin struct {
 // first needed, with the default timeouts and limits and no overlays.
 type Options struct {
 	// Launch is the template every server is started with (timeouts,
-	// transports, InheritEnv, Subreaper, HTTPTransport, ...). The host sets
-	// Root, DataDir, HostHeaders, HostEnv and Client itself.
+	// transports, InheritEnv, Subreaper, HTTPTransport, ...). Root,
+	// DataDir, HostHeaders, HostEnv and Client are the host's to set (from
+	// each Plugin, from Overlays, its own client): New refuses a template
+	// that sets them, rather than override them unseen.
 	Launch mcprun.StartOptions
 	// Overlays are the host's credentials for servers, never part of a
 	// plugin (see LoadConfig).
@@ -134,6 +137,9 @@ type plugin struct {
 // (ErrDuplicate).
 func New(plugins []Plugin, opts Options) (*Host, error) {
 	if err := checkPlugins(plugins); err != nil {
+		return nil, err
+	}
+	if err := checkLaunch(opts.Launch); err != nil {
 		return nil, err
 	}
 	opts.defaults()
@@ -391,4 +397,40 @@ func (h *Host) listChanged(sess *mcp.ClientSession, k kind) {
 	}
 	v.(*server).invalidate(k)
 	h.changed(changeOf(k))
+}
+
+// ErrLaunchField is matched by New's error about a Launch template that
+// sets a field the host sets itself.
+var ErrLaunchField = errors.New("host: Options.Launch sets a field the host sets itself")
+
+// checkLaunch refuses a Launch template that sets what the host sets per
+// server.
+func checkLaunch(l mcprun.StartOptions) error {
+	for field, set := range map[string]bool{
+		"Root (Plugin.Root)":       l.Root != "",
+		"DataDir (Plugin.DataDir)": l.DataDir != "",
+		"HostHeaders (Overlays)":   l.HostHeaders != nil,
+		"HostEnv (Overlays)":       l.HostEnv != nil,
+		"Client (the host's own)":  l.Client != nil,
+	} {
+		if set {
+			return fmt.Errorf("%w: %s: leave it zero", ErrLaunchField, field)
+		}
+	}
+	return nil
+}
+
+// LoadPlugin loads the plugin directory dir as a Plugin of a host: its
+// package, with dir as its Root. Give it a DataDir for its stdio servers
+// to run, and an Identity for Set to keep its servers across reloads.
+func LoadPlugin(dir string, opts agentplugin.Options) (Plugin, error) {
+	pkg, err := agentplugin.LoadDir(dir, opts)
+	if err != nil {
+		return Plugin{}, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Plugin{}, err
+	}
+	return Plugin{Package: pkg, Root: abs}, nil
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -452,4 +453,27 @@ func kill(t *testing.T, pid int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLaunchFieldsOfTheHostRefused: a Launch template that sets what the
+// host sets per server is refused, naming the field, instead of being
+// overridden unseen.
+func TestLaunchFieldsOfTheHostRefused(t *testing.T) {
+	for name, l := range map[string]mcprun.StartOptions{
+		"Root":        {PlanOptions: mcprun.PlanOptions{Root: "/x"}},
+		"DataDir":     {PlanOptions: mcprun.PlanOptions{DataDir: "/x"}},
+		"HostHeaders": {PlanOptions: mcprun.PlanOptions{HostHeaders: map[string]http.Header{}}},
+		"HostEnv":     {PlanOptions: mcprun.PlanOptions{HostEnv: map[string]map[string]string{}}},
+		"Client":      {Client: mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)},
+	} {
+		_, err := New(nil, Options{Launch: l})
+		if !errors.Is(err, ErrLaunchField) || !strings.Contains(err.Error(), name) {
+			t.Errorf("Launch.%s set: %v", name, err)
+		}
+	}
+	h, err := New(nil, Options{Launch: mcprun.StartOptions{Subreaper: false, StderrTail: 10}})
+	if err != nil {
+		t.Fatalf("a template of the caller's fields: %v", err)
+	}
+	h.Close()
 }

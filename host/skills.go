@@ -67,9 +67,7 @@ func (h *Host) Skill(id string) (*ActiveSkill, error) {
 		return nil, err
 	}
 	files := []string{SkillFile}
-	for _, f := range slices.Sorted(maps.Keys(s.Files)) {
-		files = append(files, strings.TrimPrefix(f, s.Dir+"/"))
-	}
+	files = append(files, slices.Sorted(maps.Keys(s.Files))...)
 	return &ActiveSkill{SkillInfo: skillInfo(p, s), Body: s.Body, Files: files}, nil
 }
 
@@ -91,7 +89,7 @@ func (h *Host) ReadResource(id, file string) ([]byte, error) {
 	if file == SkillFile {
 		return s.Raw, nil
 	}
-	b, ok := s.Files[s.Dir+"/"+file]
+	b, ok := s.Files[file]
 	if !ok {
 		return nil, fmt.Errorf("%w: skill %s has no file %q", ErrNotFound, id, file)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // ErrLockMismatch is matched by a *MismatchError: a lock entry that does
@@ -83,7 +82,7 @@ func (h *Home) Load(in *Installed, opts agentplugin.Options) (*agentplugin.Packa
 	if err := h.verifyFiles(in); err != nil {
 		return nil, err
 	}
-	pkg, err := agentplugin.LoadDir(in.Path, opts, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(in.Path, opts)
 	if err != nil {
 		return nil, h.goneOr(in, fmt.Errorf("installed plugin %s: %w", in.Name, err))
 	}

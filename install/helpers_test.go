@@ -22,6 +22,8 @@ import (
 	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 const manifestFmt = `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": %q, "version": %q}`
@@ -131,7 +133,7 @@ type testRegistry struct {
 // need readToken.
 func startRegistry(t testing.TB) *testRegistry {
 	t.Helper()
-	db, blobs, err := registry.Open(t.TempDir())
+	db, blobs, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
 	"github.com/plugkit/plugkit/trust"
 )
@@ -128,7 +127,7 @@ func TestLockMismatchSurface(t *testing.T) {
 
 func loadDir(t *testing.T, dir string) *agentplugin.Package {
 	t.Helper()
-	pkg, err := agentplugin.LoadDir(dir, agentplugin.Options{}, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(dir, agentplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

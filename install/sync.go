@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // SyncOptions control Sync.
@@ -115,7 +114,7 @@ func (w *writer) syncTree(ctx context.Context, e *Entry) (bool, []string, error)
 	problems, verr := w.h.verifyDigest(e.ArchiveDigest)
 	intact := verr == nil && len(problems) == 0
 	if intact {
-		pkg, err = agentplugin.LoadDir(w.h.TreePath(e.ArchiveDigest), w.h.opts.Source.Load, snapshot.Options{})
+		pkg, err = agentplugin.LoadDir(w.h.TreePath(e.ArchiveDigest), w.h.opts.Source.Load)
 	} else {
 		var f *fetched
 		if f, err = w.h.fetchIdentity(ctx, e); err == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // UpdateOptions control Update.
@@ -147,7 +146,7 @@ func (s *state) installedSkills(e *Entry) ([]string, error) {
 	if problems, err := s.h.verifyDigest(e.ArchiveDigest); err != nil || len(problems) > 0 {
 		return nil, nil
 	}
-	pkg, err := agentplugin.LoadDir(s.h.TreePath(e.ArchiveDigest), s.h.opts.Source.Load, snapshot.Options{})
+	pkg, err := agentplugin.LoadDir(s.h.TreePath(e.ArchiveDigest), s.h.opts.Source.Load)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Name, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/oci"
-	"github.com/plugkit/plugkit/snapshot"
 )
 
 // The golden digests of testdata/cosign/README.md (made by other tools).
@@ -69,7 +68,7 @@ func TestBuildIsReproducible(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pkg2, err := agentplugin.LoadDir(dir, agentplugin.Options{}, snapshot.Options{})
+	pkg2, err := agentplugin.LoadDir(dir, agentplugin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

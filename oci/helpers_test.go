@@ -23,7 +23,7 @@ const exampleDir = "../examples/release-notes"
 // files.
 func examplePackage(t testing.TB) *agentplugin.Package {
 	t.Helper()
-	pkg, err := agentplugin.LoadDir(exampleDir, agentplugin.Options{}, snapshot.Options{Strict: true})
+	pkg, err := agentplugin.LoadDir(exampleDir, agentplugin.Options{Read: snapshot.Options{Strict: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,9 @@ type RemoteOptions struct {
 	// DockerCredentials for the store docker, oras and helm share.
 	Credentials credentials.Store
 	// HTTPClient, when set, sends the requests (a test's TLS roots, a
-	// proxy); the default retries transient failures as oras does.
+	// proxy); the default retries transient failures with oras-go's
+	// default policy, plugkit's one retry policy (see
+	// distribution.RetryTransport, which follows it too).
 	HTTPClient *http.Client
 	// UserAgent is sent with every request; default "plugkit".
 	UserAgent string

@@ -17,6 +17,8 @@ import (
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/blobs"
 	"github.com/plugkit/plugkit/registry/blobs/s3"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // streamStore is the blob directory with its files hidden behind a plain
@@ -54,7 +56,7 @@ func (r *streamReader) Read(p []byte) (int, error) {
 // 3 MiB of random bytes (three stream buffers) published.
 func newStreamServer(t *testing.T) (store *streamStore, url string, artifact []byte) {
 	t.Helper()
-	db, dir, err := Open(t.TempDir())
+	db, dir, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestArtifactFromS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, _, err := Open(t.TempDir())
+	db, _, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

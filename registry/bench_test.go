@@ -18,6 +18,8 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
 	"github.com/plugkit/plugkit/registry/store/storetest"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // benchServer is a registry with one published plugin of about 500 KB,
@@ -25,7 +27,7 @@ import (
 func benchServer(b *testing.B, ttl int) (*Server, string, []byte) {
 	b.Helper()
 	data := b.TempDir()
-	db, blobs, err := Open(data)
+	db, blobs, err := storage.OpenDir(data)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func BenchmarkArtifact(b *testing.B) {
 // (100 plugins) of a catalog of 5,000 (issue 13 asks 20 ms for the first
 // page of 50,000; bench/replicas.sh measures it over HTTP on both stores).
 func BenchmarkCatalogPage(b *testing.B) {
-	db, blobs, err := Open(b.TempDir())
+	db, blobs, err := storage.OpenDir(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

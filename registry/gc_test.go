@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/archive"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // TestCollectGarbage is the "Also" of issue 8: blobs left by a publish
@@ -18,7 +20,7 @@ import (
 func TestCollectGarbage(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
-	db, b, err := Open(data)
+	db, b, err := storage.OpenDir(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestCollectGarbage(t *testing.T) {
 func TestRunGC(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	data := t.TempDir()
-	db, b, err := Open(data)
+	db, b, err := storage.OpenDir(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/snapshot"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // Tokens of the test registries.
@@ -45,7 +47,7 @@ func newTestServer(t testing.TB, cfg Config, private bool) *httptest.Server {
 // newTestServerWith is newTestServer that also returns the Server.
 func newTestServerWith(t testing.TB, cfg Config, private bool) (*httptest.Server, *Server) {
 	t.Helper()
-	db, b, err := Open(t.TempDir())
+	db, b, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,9 @@ func newTestServerWith(t testing.TB, cfg Config, private bool) (*httptest.Server
 }
 
 func client(url, token string) *distribution.Client {
-	return &distribution.Client{BaseURL: url, Token: token}
+	// No retries: these tests look at each answer of the server, a 503
+	// busy included.
+	return &distribution.Client{BaseURL: url, Token: token, HTTPClient: &http.Client{}}
 }
 
 // do sends a raw request and returns its status and error code.

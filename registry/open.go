@@ -1,36 +1,12 @@
 package registry
 
 import (
-	"fmt"
 	"io"
 	"log"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/plugkit/plugkit/registry/blobs"
-	"github.com/plugkit/plugkit/registry/store/sqlite"
 )
-
-// Open opens (creating it if needed) the embedded storage under one data
-// directory: the SQLite database dir/registry.db and the blob directory
-// dir/blobs. Closing the returned store closes the database.
-func Open(dir string) (*sqlite.DB, *blobs.Dir, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("registry: data directory: %w", err)
-	}
-	b, err := blobs.OpenDir(filepath.Join(dir, "blobs"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("registry: blobs: %w", err)
-	}
-	db, err := sqlite.Open(filepath.Join(dir, "registry.db"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return db, b, nil
-}
 
 // Timeouts and limits of NewHTTPServer. Writes get the longest: a client
 // on a slow link downloading a 32 MiB artifact.
@@ -45,12 +21,7 @@ const (
 // NewHTTPServer returns an http.Server for h with every timeout and the
 // header limit set, so that no client can hold a connection or memory
 // without bound.
-//
-// It is for a process whose work is serving (plugkit serve), and it also
-// keeps HeapFloor under the garbage collector for the rest of the process,
-// unless the environment sets GOGC.
 func NewHTTPServer(addr string, h http.Handler, logger *slog.Logger) *http.Server {
-	keepHeapFloor()
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,

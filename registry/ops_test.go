@@ -13,6 +13,8 @@ import (
 
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/store"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -30,7 +32,7 @@ func get(t *testing.T, url string) (int, string) {
 // without a token, also on a private registry; /readyz turns 503 when the
 // database does not answer, while /healthz stays 200.
 func TestOpsEndpoints(t *testing.T) {
-	db, b, err := Open(t.TempDir())
+	db, b, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestAccessLog(t *testing.T) {
 // role and identity at once, beside the configured ones, and stops at once
 // when revoked (without a change feed nothing is cached).
 func TestDatabaseTokens(t *testing.T) {
-	db, b, err := Open(t.TempDir())
+	db, b, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

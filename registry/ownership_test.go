@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/plugkit/plugkit/distribution"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // statusOf returns the status and code of a client error, or 200 and "".
@@ -158,7 +160,7 @@ func TestOwnership(t *testing.T) {
 
 // TestTokenConfigErrors: one secret cannot be two identities or roles.
 func TestTokenConfigErrors(t *testing.T) {
-	db, b, err := Open(t.TempDir())
+	db, b, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry/blobs"
 	"github.com/plugkit/plugkit/registry/store"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 // newPublishServer is a registry with alice and bob as publishers, on the
@@ -20,7 +22,7 @@ import (
 func newPublishServer(t *testing.T, cfg Config, wrapStore func(store.Store) store.Store, wrapBlobs func(blobs.Store) blobs.Store) (string, string) {
 	t.Helper()
 	data := t.TempDir()
-	db, b, err := Open(data)
+	db, b, err := storage.OpenDir(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,8 @@ type Skill struct {
 	// afterwards.
 	Raw []byte
 	// Files are the skill's other files keyed by skill-relative,
-	// slash-separated path. Only LoadDir fills it; SKILL.md is not in it.
+	// slash-separated path; SKILL.md is not in it. LoadDir fills it, and
+	// so does agentplugin for a plugin's skills; Parse does not.
 	Files map[string][]byte
 }
 

@@ -1,7 +1,5 @@
 package snapshot
 
-import "github.com/plugkit/plugkit/internal/pages"
-
 // chunkSize is the memory a reader cuts small files from at once, and
 // chunkLargest the largest file cut from it: a larger one has an
 // allocation of its own, so that a chunk's unused end stays small.
@@ -78,13 +76,11 @@ func (c *chunk) keep(b []byte) []byte {
 }
 
 // next returns a new chunk to cut files from: chunkSize the first time,
-// then bigChunkSize asked to be backed by huge pages.
+// then bigChunkSize.
 func (c *chunk) next() []byte {
 	if !c.cut {
 		c.cut = true
 		return make([]byte, chunkSize)
 	}
-	b := make([]byte, bigChunkSize)
-	pages.Huge(b)
-	return b
+	return make([]byte, bigChunkSize)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/snapshot"
+
+	"github.com/plugkit/plugkit/registry/storage"
 )
 
 const manifest = `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "demo", "version": "1.0.0"}`
@@ -117,7 +119,7 @@ func mustFiles(t *testing.T, files map[string][]byte) *snapshot.Snapshot {
 // TestOpenRegistry reads a plugin from a real registry server (in process,
 // on 127.0.0.1): resolve by channel, download, digest checked, loaded.
 func TestOpenRegistry(t *testing.T) {
-	db, blobs, err := registry.Open(t.TempDir())
+	db, blobs, err := storage.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func each[T any](paths []string, read func(string) (T, error)) func() error {
 
 func loadDir(dir string) func() (*agentplugin.Package, error) {
 	return func() (*agentplugin.Package, error) {
-		return agentplugin.LoadDir(dir, agentplugin.Options{}, snapshot.Options{})
+		return agentplugin.LoadDir(dir, agentplugin.Options{})
 	}
 }
 

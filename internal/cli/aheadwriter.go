@@ -2,8 +2,6 @@ package cli
 
 import (
 	"io"
-
-	"github.com/plugkit/plugkit/internal/pages"
 )
 
 // aheadWriter writes to w in a goroutine of its own, one buffer behind its
@@ -27,13 +25,7 @@ type aheadResult struct {
 // newAheadWriter starts writing to w through two buffers of size bytes.
 func newAheadWriter(w io.Writer, size int) *aheadWriter {
 	a := &aheadWriter{buf: make([]byte, 0, size), full: make(chan []byte), free: make(chan aheadResult, 2), done: make(chan error, 1)}
-	other := make([]byte, 0, size)
-	// Both buffers are written to the end before long (an export reads
-	// into them, page after page): their pages are mapped in now, in two
-	// calls, where each page faulted in alone.
-	pages.Populate(a.buf)
-	pages.Populate(other)
-	a.free <- aheadResult{buf: other}
+	a.free <- aheadResult{buf: make([]byte, 0, size)}
 	go func() {
 		var err error
 		for b := range a.full {

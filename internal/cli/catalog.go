@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addVerb("catalog", newCatalogCmd) }
-
 func newCatalogCmd() *cobra.Command {
 	var rf RegistryFlags
 	cmd := &cobra.Command{

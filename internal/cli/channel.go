@@ -8,8 +8,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { addVerb("channel", newChannelCmd) }
-
 func newChannelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "channel",

@@ -10,8 +10,6 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { addVerb("copy", newCopyCmd) }
-
 // copyResult is copy's --json document.
 type copyResult struct {
 	Source      string        `json:"source"`

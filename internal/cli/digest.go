@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addVerb("digest", newDigestCmd) }
-
 func newDigestCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
+	"github.com/plugkit/plugkit/trust"
 )
 
 // Exit codes.
@@ -26,8 +27,7 @@ const (
 )
 
 // Error codes of the --json failure document. They are a stable interface,
-// listed in docs/cli.md: add codes, never rename them. The codes of the
-// verbs only plugkit-full has (home, signing) are in cmd/plugkit-full.
+// listed in docs/cli.md: add codes, never rename them.
 const (
 	CodeUsage       = "usage"               // wrong flags or arguments
 	CodeIO          = "io"                  // a file or directory could not be read or written
@@ -43,6 +43,25 @@ const (
 	CodeAmbiguous   = "ambiguous-reference" // a layout holds several plugins: give the digest
 	CodeNotFound    = "not-found"           // no plugin manifest under that tag or digest
 	CodeMismatch    = "release-mismatch"    // a registry answered another plugin or release than asked
+
+	// Codes of the verbs that change a plugin home (install, update,
+	// remove, sync, policy) and check it.
+	CodeConsent        = "consent-required" // a change needs consent that was refused or not given
+	CodeConflict       = "name-conflict"    // a plugin of that name is installed from another source
+	CodeNotInstalled   = "not-installed"    // no installed plugin has that name
+	CodeBusy           = "home-busy"        // another plugkit kept the home locked
+	CodeSourceChanged  = "source-changed"   // a source gives other bytes than the lock records
+	CodeModified       = "tree-modified"    // an installed tree differs from its file list or the lock
+	CodeLockInvalid    = "lock-invalid"     // plugkit.lock cannot be read as a lock file
+	CodePolicyMismatch = "policy-mismatch"  // the home holds another trust policy than the lock records
+	CodePolicyMissing  = "policy-missing"   // the lock records a trust policy and the home has none
+	CodeLockMismatch   = "lock-mismatch"    // a tree holds another plugin, version or launch surface than its lock entry
+
+	// Codes of the signing verbs (key generate, sign, attest, verify).
+	CodeNotVerified   = "not-verified"   // no valid signature satisfies what verify was asked
+	CodePolicyRefused = "policy-refused" // the trust policy refuses the plugin
+	CodePolicyInvalid = "policy-invalid" // the trust policy file cannot be used
+	CodePassword      = "wrong-password" // an encrypted private key did not open with the password
 )
 
 // ExitError makes a command end with a given exit code. A nil err means the
@@ -156,11 +175,12 @@ func errorCode(err error, exit int) string {
 		return CodeAmbiguous
 	case errors.Is(err, oci.ErrNoPlugin):
 		return CodeNotFound
-	}
-	for _, code := range errorCoders {
-		if c := code(err); c != "" {
-			return c
-		}
+	case errors.Is(err, trust.ErrNotVerified):
+		return CodeNotVerified
+	case errors.Is(err, trust.ErrRefused):
+		return CodePolicyRefused
+	case errors.Is(err, trust.ErrPassword):
+		return CodePassword
 	}
 	switch {
 	case errors.As(err, &se):
@@ -174,18 +194,6 @@ func errorCode(err error, exit int) string {
 	}
 	return CodeFailed
 }
-
-// errorCoders name the errors of packages the verbs outside this package
-// use (the signing verbs' trust errors); errorCode asks them after the OCI
-// codes and before the registry's, in the order they were registered.
-var errorCoders []func(error) string
-
-// RegisterErrorCode adds code to the functions that name an error in the
-// --json failure document: code returns the documented code of the errors
-// it knows (docs/cli.md), and "" for any other. plugkit-full registers its
-// verbs' codes this way, so that the light plugkit links none of their
-// packages.
-func RegisterErrorCode(code func(error) string) { errorCoders = append(errorCoders, code) }
 
 // IsIOError reports whether err comes from the operating system (a file
 // that cannot be read, a directory that cannot be written).

@@ -14,8 +14,6 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { addVerb("export", newExportCmd) }
-
 // exportResult is export's --json document.
 type exportResult struct {
 	Path    string           `json:"path"`

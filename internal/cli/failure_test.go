@@ -150,7 +150,7 @@ func TestEveryJSONVerbPrintsOneDocumentOnFailure(t *testing.T) {
 			paths = append(paths, path)
 		}
 	}
-	walk(NewRootCmd(nil, nil), nil)
+	walk(Program{}.NewRootCmd(nil, nil), nil)
 	if len(paths) < 25 {
 		t.Fatalf("found only %d commands with --json: %v", len(paths), paths)
 	}

@@ -11,8 +11,6 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { addVerb("fetch", newFetchCmd) }
-
 func newFetchCmd() *cobra.Command {
 	var rf RegistryFlags
 	var q distribution.ResolveQuery
@@ -60,7 +58,7 @@ func runFetch(cmd *cobra.Command, rf *RegistryFlags, q distribution.ResolveQuery
 	if err != nil {
 		return err
 	}
-	c.HTTPClient = progressClient(cmd, "fetch "+target)
+	c.HTTPClient = progressClient(cmd, "fetch "+target, transferTimeout)
 	if err := snapshot.CheckNewDir(dir); err != nil {
 		return Usage(err)
 	}

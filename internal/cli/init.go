@@ -18,8 +18,6 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { addVerb("init", newInitCmd) }
-
 // The transports plugkit init can configure.
 const (
 	initMCPStdio = "stdio"

@@ -14,8 +14,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("inspect", newInspectCmd) }
-
 // inspectReport is the --json document of plugkit inspect. Env values and
 // header values are never shown: they may be secrets; their names are.
 type inspectReport struct {
@@ -105,7 +103,7 @@ func inspect(ctx context.Context, path string, opts source.Options) (*inspectRep
 	for _, s := range pkg.Skills {
 		files := make([]string, 0, len(s.Files))
 		for p := range s.Files {
-			files = append(files, p)
+			files = append(files, s.Dir+"/"+p) // package paths, as in the archive
 		}
 		slices.Sort(files)
 		r.Skills = append(r.Skills, inspectSkill{ID: s.ID, Description: s.Description, Path: s.Path, Files: files})

@@ -9,8 +9,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { addVerb("installations", newInstallationsCmd) }
-
 func newInstallationsCmd() *cobra.Command {
 	var rf RegistryFlags
 	cmd := &cobra.Command{

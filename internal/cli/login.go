@@ -16,8 +16,6 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { addVerb("login", newLoginCmd) }
-
 // loginResult is login's --json document.
 type loginResult struct {
 	Registry string `json:"registry"`

@@ -10,8 +10,6 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
-func init() { addVerb("logout", newLogoutCmd) }
-
 func newLogoutCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -19,34 +19,61 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// verbs are the constructors of plugkit's subcommands; each verb's file
-// appends its own in an init function, so verbs stay independent.
-var verbs []func() *cobra.Command
+// Verbs are constructors of plugkit's subcommands, by the name of the
+// command each builds.
+type Verbs map[string]func() *cobra.Command
 
-// namedVerbs are this package's verb constructors by the name of the
-// command each builds: a command line that starts with one of these names
-// builds that verb alone (see newTree).
-var namedVerbs = map[string]func() *cobra.Command{}
-
-// addVerb registers a verb of this package under its command's name.
-func addVerb(name string, verb func() *cobra.Command) {
-	namedVerbs[name] = verb
-	verbs = append(verbs, verb)
+// ownVerbs are the verbs of this package: those that read, build and move
+// plugins and talk to registries.
+var ownVerbs = Verbs{
+	"catalog":       newCatalogCmd,
+	"channel":       newChannelCmd,
+	"copy":          newCopyCmd,
+	"digest":        newDigestCmd,
+	"export":        newExportCmd,
+	"fetch":         newFetchCmd,
+	"init":          newInitCmd,
+	"inspect":       newInspectCmd,
+	"installations": newInstallationsCmd,
+	"login":         newLoginCmd,
+	"logout":        newLogoutCmd,
+	"owners":        newOwnersCmd,
+	"pack":          newPackCmd,
+	"publish":       newPublishCmd,
+	"pull":          newPullCmd,
+	"push":          newPushCmd,
+	"resolve":       newResolveCmd,
+	"schema":        newSchemaCmd,
+	"unpack":        newUnpackCmd,
+	"validate":      newValidateCmd,
+	"version":       newVersionCmd,
+	"yank":          newYankCmd,
 }
 
-// Register adds the constructor of a verb that lives outside this package
-// (the verbs of plugkit-full); its file calls it in an init function, as
-// this package's verbs call addVerb.
-func Register(verb func() *cobra.Command) { verbs = append(verbs, verb) }
+// Program is plugkit's command line: this package's verbs and Verbs, the
+// verbs of the plugkit command itself (the plugin home, signing, MCP, the
+// registry server). Its zero value has this package's verbs only.
+type Program struct {
+	Verbs Verbs
+}
+
+// verb is the constructor of the verb called name, nil when there is none.
+func (p Program) verb(name string) func() *cobra.Command {
+	if v := p.Verbs[name]; v != nil {
+		return v
+	}
+	return ownVerbs[name]
+}
 
 // NewRootCmd builds a fresh command tree, so that tests can run plugkit
 // in-process any number of times.
-func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
+func (p Program) NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := newRoot(stdout, stderr)
-	for _, v := range verbs {
-		root.AddCommand(v())
+	for _, verbs := range []Verbs{ownVerbs, p.Verbs} {
+		for _, v := range verbs {
+			root.AddCommand(v())
+		}
 	}
-	addFullStubs(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	refuseUnknownSubcommands(root)
@@ -54,18 +81,17 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // newTree is the command tree that runs args: when args start with the
-// name of one of this package's verbs, the root with that verb alone
-// (constructing the other verbs and the stubs, and sorting them, was 6%
-// of the instructions of plugkit version); otherwise the whole tree, for
-// help, completion, suggestions and plugkit-full's verbs.
-// TestVerbAloneAsInTree holds the two to the same output.
-func newTree(stdout, stderr io.Writer, args []string) *cobra.Command {
-	if len(args) == 0 || namedVerbs[args[0]] == nil {
-		return NewRootCmd(stdout, stderr)
+// name of a verb, the root with that verb alone (constructing every verb,
+// and sorting them, costs each start for nothing); otherwise the whole
+// tree, for help, completion and suggestions. TestVerbAloneAsInTree holds
+// the two to the same output.
+func (p Program) newTree(stdout, stderr io.Writer, args []string) *cobra.Command {
+	if len(args) == 0 || p.verb(args[0]) == nil {
+		return p.NewRootCmd(stdout, stderr)
 	}
 	root := newRoot(stdout, stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	verb := namedVerbs[args[0]]()
+	verb := p.verb(args[0])()
 	root.AddCommand(verb)
 	refuseUnknownSubcommands(verb)
 	return root
@@ -83,6 +109,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	// The build information is read only when --version is given: every
 	// verb parsed it for some 300 modules (1% of the CPU of unpacking a
 	// typical plugin).
+	cobra.AddTemplateFunc("plugkitVersionText", func() string { return buildVersion().text() })
 	root.SetVersionTemplate("{{plugkitVersionText}}")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -120,25 +147,19 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 
 // Run executes plugkit with args and returns the exit code; tests run
 // plugkit in process with it.
-func Run(args []string, stdout, stderr io.Writer) int {
-	return RunContext(context.Background(), args, stdout, stderr)
+func (p Program) Run(args []string, stdout, stderr io.Writer) int {
+	return p.RunContext(context.Background(), args, stdout, stderr)
 }
 
 // RunContext executes plugkit until ctx is cancelled, which is how SIGINT
 // and SIGTERM reach a running verb: a verb that stops because of it exits
 // 130 (one that had already finished its work, or ends on a signal by
-// design as serve does, exits as it would have).
-func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// design as serve and gateway do, exits as it would have).
+func (p Program) RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &watchWriter{w: stdout}
-	root := newTree(out, stderr, args)
-	var cmd *cobra.Command
-	var err error
-	if verb := fullVerbOf(root, args); verb != "" {
-		cmd, err = root, runFull(verb, args)
-	} else {
-		root.SetArgs(args)
-		cmd, err = root.ExecuteContextC(ctx)
-	}
+	root := p.newTree(out, stderr, args)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -149,7 +170,7 @@ func RunContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			err = &summaryError{msg: "interrupted", err: err}
 		}
 	}
-	if (jsonRequested(cmd) || fullJSONRequested(cmd, err, args)) && !out.wrote {
+	if jsonRequested(cmd) && !out.wrote {
 		// A --json verb that failed before printing its document still
 		// owes the caller one.
 		if werr := writeErrorDoc(out, err, code); werr != nil {
@@ -198,8 +219,8 @@ func (w *watchWriter) Write(p []byte) (int, error) {
 }
 
 // Main runs plugkit with the process's arguments and exits with its exit
-// code. A command's main calls it after gcinit.Restore.
-func Main() {
+// code.
+func (p Program) Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal asks the verb to stop cleanly; restoring the
@@ -208,7 +229,7 @@ func Main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := RunContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := p.RunContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

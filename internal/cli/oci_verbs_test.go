@@ -18,7 +18,7 @@ import (
 // mustRun runs plugkit and fails the test unless it exits 0.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
-	return clitest.MustRun(t, Run, args...)
+	return clitest.MustRun(t, Program{}.Run, args...)
 }
 
 // push, pull, copy, export and the read verbs on OCI sources, against a
@@ -268,7 +268,7 @@ func TestLoginLogoutVerbs(t *testing.T) {
 	reg := testservice.StartAuthRegistry(t, "alice", "s3cret")
 	login := func(password string) int {
 		var out, errb bytes.Buffer
-		root := NewRootCmd(&out, &errb)
+		root := Program{}.NewRootCmd(&out, &errb)
 		root.SetIn(strings.NewReader(password + "\n"))
 		root.SetArgs([]string{"login", reg.Host, "--plain-http", "-u", "alice", "--password-stdin"})
 		if err := root.Execute(); err != nil {

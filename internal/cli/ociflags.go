@@ -44,7 +44,7 @@ func (f *OCIFlags) Remote() (oci.RemoteOptions, error) {
 	}
 	opts := oci.RemoteOptions{PlainHTTP: f.PlainHTTP, Credentials: store, UserAgent: "plugkit"}
 	if f.bar != "" && f.cmd != nil {
-		opts.HTTPClient = ociProgressClient(f.cmd, f.bar)
+		opts.HTTPClient = progressClient(f.cmd, f.bar, 0)
 	}
 	return opts, nil
 }

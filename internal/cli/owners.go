@@ -9,8 +9,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { addVerb("owners", newOwnersCmd) }
-
 func newOwnersCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "owners",

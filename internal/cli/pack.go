@@ -16,8 +16,6 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func init() { addVerb("pack", newPackCmd) }
-
 // packResult is pack's --json document.
 type packResult struct {
 	Digest      string                   `json:"digest"`

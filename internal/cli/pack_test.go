@@ -17,7 +17,7 @@ import (
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = Run(args, &out, &errb)
+	code = Program{}.Run(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

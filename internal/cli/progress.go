@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"oras.land/oras-go/v2/registry/remote/retry"
 
+	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/internal/terminal"
 )
 
@@ -45,9 +45,7 @@ func realTerminalCheck(w any) bool {
 //	defer p.Done()
 //	io.Copy(dst, p.reader(body))
 //
-// The bar is drawn by plugkit itself (progressdraw.go), not by a progress
-// library: mpb and its dependencies ran regexp and table initialisers at
-// every start of plugkit, bar or no bar.
+// The bar is drawn by mpb (progressdraw.go).
 type Progress struct {
 	bar *bar // nil when nothing can draw
 }
@@ -101,14 +99,14 @@ func (pr *Progress) reader(r io.Reader) io.Reader {
 // setTotal makes the bar's total n units.
 func (pr *Progress) setTotal(n int64) {
 	if pr.bar != nil {
-		pr.bar.total.Store(n)
+		pr.bar.setTotal(n)
 	}
 }
 
 // add counts n more units done.
 func (pr *Progress) add(n int) {
 	if pr.bar != nil {
-		pr.bar.current.Add(int64(n))
+		pr.bar.add(int64(n))
 	}
 }
 
@@ -131,25 +129,17 @@ func canDraw(cmd *cobra.Command) bool {
 }
 
 // progressClient is the HTTP client of a registry verb that transfers an
-// archive: it shows artifact downloads and publish uploads as progress
-// bars named name. It is nil, distribution's default, where no bar can
-// draw (--json, stderr not a terminal).
-func progressClient(cmd *cobra.Command, name string) *http.Client {
+// archive (fetch, publish, push, pull): it shows artifact and blob
+// transfers as progress bars named name, and retries as both registry
+// clients do (distribution.RetryTransport); timeout bounds each request
+// as the client's default does (0: none, as for OCI blobs). It is nil,
+// each client's default, where no bar can draw (--json, stderr not a
+// terminal).
+func progressClient(cmd *cobra.Command, name string, timeout time.Duration) *http.Client {
 	if !canDraw(cmd) {
 		return nil
 	}
-	return &http.Client{Timeout: transferTimeout, Transport: &progressTransport{cmd: cmd, name: name}}
-}
-
-// ociProgressClient is progressClient for an OCI registry verb (push,
-// pull): blob uploads and downloads show as bars, and transient failures
-// are retried as oras-go's default client retries them. Nil where no bar
-// can draw.
-func ociProgressClient(cmd *cobra.Command, name string) *http.Client {
-	if !canDraw(cmd) {
-		return nil
-	}
-	return &http.Client{Transport: retry.NewTransport(&progressTransport{cmd: cmd, name: name})}
+	return &http.Client{Timeout: timeout, Transport: distribution.RetryTransport(&progressTransport{cmd: cmd, name: name})}
 }
 
 // progressTransport draws a bar for the body of an upload to /publish or
@@ -235,8 +225,8 @@ func (pr *Progress) Count(done, total int) {
 	if pr.bar == nil {
 		return
 	}
-	pr.bar.total.Store(int64(total))
-	pr.bar.current.Store(int64(done))
+	pr.bar.setTotal(int64(total))
+	pr.bar.setCurrent(int64(done))
 	if done >= total {
 		pr.Done()
 	}
@@ -250,6 +240,6 @@ type countingReader struct {
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.bar.current.Add(int64(n))
+	c.bar.add(int64(n))
 	return n, err
 }

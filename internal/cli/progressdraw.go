@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/text/width"
 )
 
@@ -21,128 +19,97 @@ const barWidth = 80
 // barRefresh is how often a shown bar is drawn again.
 const barRefresh = 150 * time.Millisecond
 
-// bar is one progress bar on a terminal, drawn by a goroutine of its own
-// from the counts the transfer updates, as mpb drew it: the name, a bar
-// of "=" with a ">" tip in brackets, the counters and the elapsed time,
-// barWidth columns in all, each frame drawn over the last by moving the
-// cursor up a line and erasing to the end of the screen.
+// bar is one progress bar on a terminal, drawn by mpb: the name, the bar,
+// the counters and the elapsed time. It is counted from the start and
+// drawn only once delay has passed, so that one that ends sooner leaves no
+// trace.
 type bar struct {
-	current, total atomic.Int64
-	ended          atomic.Bool // end was called
-
+	ctx   context.Context
 	w     io.Writer
 	name  string
-	bytes bool // counts bytes, shown in KiB, MiB, …
-	start time.Time
-	stop  chan struct{} // closed by end
-	gone  chan struct{} // closed when the drawing goroutine has returned
-	once  sync.Once
-	drawn bool // a frame is on the terminal; only the drawing goroutine uses it
+	bytes bool
+	timer *time.Timer
+
+	mu             sync.Mutex
+	current, total int64
+	ended          bool
+	p              *mpb.Progress // nil until the bar shows
+	b              *mpb.Bar
 }
 
-// startBar starts a bar of total units that shows after delay (at once if
-// delay <= 0) and stops drawing when ctx is done.
+// startBar starts a bar of total units (0: unknown) that shows after
+// delay (at once if delay <= 0) and stops drawing when ctx is done.
 func startBar(ctx context.Context, w io.Writer, name string, total int64, bytes bool, delay time.Duration) *bar {
-	b := &bar{w: w, name: name, bytes: bytes, start: time.Now(), stop: make(chan struct{}), gone: make(chan struct{})}
-	b.total.Store(total)
-	go b.run(ctx, delay)
+	b := &bar{ctx: ctx, w: w, name: name, bytes: bytes, total: total}
+	b.timer = time.AfterFunc(max(delay, 0), b.show)
 	return b
 }
 
-// run waits for the delay, then draws a frame every barRefresh until the
-// bar ends, and the last frame then. A bar that ends before the delay
-// draws nothing.
-func (b *bar) run(ctx context.Context, delay time.Duration) {
-	defer close(b.gone)
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-b.stop:
-			return
-		case <-ctx.Done():
-			return
-		}
+// show starts drawing the bar at its counts so far.
+func (b *bar) show() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
 	}
-	tick := time.NewTicker(barRefresh)
-	defer tick.Stop()
-	for {
-		select {
-		case <-b.stop:
-			b.draw(true)
-			return
-		case <-ctx.Done():
-			return // the frame drawn last stays, as the verb stops
-		default:
-		}
-		b.draw(false)
-		select {
-		case <-tick.C:
-		case <-b.stop:
-		case <-ctx.Done():
-		}
+	b.p = mpb.NewWithContext(b.ctx, mpb.WithOutput(b.w), mpb.WithWidth(barWidth), mpb.WithRefreshRate(barRefresh), mpb.WithAutoRefresh())
+	counters := decor.Counters(0, "%d / %d")
+	if b.bytes {
+		counters = decor.CountersKibiByte("% .1f / % .1f")
+	}
+	// Created with no total, the bar completes only when end says so, not
+	// when a count reaches the total (transfers sharing a bar add theirs).
+	b.b = b.p.New(0, mpb.BarStyle(), mpb.PrependDecorators(decor.Name(b.name, decor.WCSyncSpaceR)),
+		mpb.AppendDecorators(counters, decor.Elapsed(decor.ET_STYLE_GO, decor.WC{W: 4})))
+	b.b.SetTotal(b.total, false)
+	b.b.SetCurrent(b.current)
+}
+
+// update changes the counts under the lock, and the drawn bar with them.
+func (b *bar) update(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+	if b.b != nil {
+		b.b.SetTotal(b.total, false)
+		b.b.SetCurrent(b.current)
 	}
 }
 
-// end stops the bar and waits for its last frame, if it showed.
+// setTotal makes the bar's total n units.
+func (b *bar) setTotal(n int64) { b.update(func() { b.total = n }) }
+
+// setCurrent sets how many units are done.
+func (b *bar) setCurrent(n int64) { b.update(func() { b.current = n }) }
+
+// add counts n more units done.
+func (b *bar) add(n int64) { b.update(func() { b.current += n }) }
+
+// completed reports whether end was called.
+func (b *bar) completed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ended
+}
+
+// end completes the bar, its total then being what was counted, and waits
+// for its last frame, if it showed.
 func (b *bar) end() {
-	b.once.Do(func() {
-		b.ended.Store(true)
-		close(b.stop)
-		<-b.gone
-	})
-}
-
-// draw writes a frame; the last one completes the bar, its total then
-// being what was counted.
-func (b *bar) draw(last bool) {
-	cur, total := b.current.Load(), b.total.Load()
-	if last {
-		total = cur
+	b.mu.Lock()
+	if b.ended {
+		b.mu.Unlock()
+		return
 	}
-	var line strings.Builder
-	if b.drawn {
-		line.WriteString("\x1b[1A\x1b[J")
+	b.ended = true
+	b.timer.Stop()
+	p := b.p
+	if b.b != nil {
+		b.b.SetTotal(-1, true)
 	}
-	b.drawn = true
-	counters := b.count(cur) + " / " + b.count(total)
-	elapsed := time.Since(b.start).Truncate(time.Second).String()
-	line.WriteString(b.name)
-	line.WriteString("  [")
-	inner := max(barWidth-columns(b.name)-len("  [] ")-len(counters)-len(" ")-len(elapsed), 0)
-	line.WriteString(fill(inner, cur, total, last))
-	fmt.Fprintf(&line, "] %s %s\n", counters, elapsed)
-	io.WriteString(b.w, line.String())
-}
-
-// count formats n units: bytes as mpb's CountersKibiByte("% .1f") did.
-func (b *bar) count(n int64) string {
-	if !b.bytes {
-		return strconv.FormatInt(n, 10)
+	b.mu.Unlock()
+	if p != nil {
+		p.Wait()
 	}
-	units := []string{"b", "KiB", "MiB", "GiB", "TiB"}
-	unit, size := 0, int64(1)
-	for unit < len(units)-1 && n >= size<<10 {
-		unit, size = unit+1, size<<10
-	}
-	return strconv.FormatFloat(float64(n)/float64(size), 'f', 1, 64) + " " + units[unit]
-}
-
-// fill is the inside of a bar inner columns wide at cur of total: "=" for
-// what is done, a ">" tip while it is not complete, "-" for the rest.
-func fill(inner int, cur, total int64, complete bool) string {
-	done := 0
-	if total > 0 {
-		done = min(int((float64(inner)*float64(cur)/float64(total))+0.5), inner)
-	}
-	if done == 0 {
-		return strings.Repeat("-", inner)
-	}
-	if complete {
-		return strings.Repeat("=", done) + strings.Repeat("-", inner-done)
-	}
-	return strings.Repeat("=", done-1) + ">" + strings.Repeat("-", inner-done)
 }
 
 // runeColumns is how many terminal columns r takes: two for East Asian

@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("publish", newPublishCmd) }
-
 // publishResult is publish's --json document: the registry's answer and
 // the diagnostics of the plugin that was sent.
 type publishResult struct {
@@ -62,7 +60,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			c.HTTPClient = progressClient(cmd, "publish "+report.Plugin.Name)
+			c.HTTPClient = progressClient(cmd, "publish "+report.Plugin.Name, transferTimeout)
 			if !rf.asJSON {
 				printValidateReport(cmd.OutOrStdout(), report, false)
 			}

@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("pull", newPullCmd) }
-
 // pullResult is pull's --json document.
 type pullResult struct {
 	Reference string `json:"reference"`

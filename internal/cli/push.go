@@ -12,8 +12,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("push", newPushCmd) }
-
 // pushResult is push's --json document.
 type pushResult struct {
 	Reference    string                   `json:"reference"`

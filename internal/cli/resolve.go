@@ -8,8 +8,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { addVerb("resolve", newResolveCmd) }
-
 func newResolveCmd() *cobra.Command {
 	var rf RegistryFlags
 	var q distribution.ResolveQuery

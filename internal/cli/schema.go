@@ -10,8 +10,6 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-func init() { addVerb("schema", newSchemaCmd) }
-
 // schemaVSCode is the argument of plugkit schema that prints VS Code
 // settings rather than a schema.
 const schemaVSCode = "vscode"

@@ -14,8 +14,8 @@ import (
 // flags and subcommands, --json error documents. Each name builds the
 // command of that name.
 func TestVerbAloneAsInTree(t *testing.T) {
-	if len(namedVerbs) < 20 {
-		t.Fatalf("%d named verbs", len(namedVerbs))
+	if len(ownVerbs) < 20 {
+		t.Fatalf("%d named verbs", len(ownVerbs))
 	}
 	run := func(root *cobra.Command, out *bytes.Buffer, args []string) (code int) {
 		root.SetArgs(args)
@@ -30,7 +30,7 @@ func TestVerbAloneAsInTree(t *testing.T) {
 		printError(root.ErrOrStderr(), err)
 		return code
 	}
-	for name, verb := range namedVerbs {
+	for name, verb := range ownVerbs {
 		if got := verb().Name(); got != name {
 			t.Errorf("the verb registered as %q is named %q", name, got)
 		}
@@ -43,19 +43,19 @@ func TestVerbAloneAsInTree(t *testing.T) {
 			{name, "--version"},
 		} {
 			var wantOut, wantErr bytes.Buffer
-			wantCode := run(NewRootCmd(&wantOut, &wantErr), &wantOut, args)
+			wantCode := run(Program{}.NewRootCmd(&wantOut, &wantErr), &wantOut, args)
 			var out, errOut bytes.Buffer
-			code := run(newTree(&out, &errOut, args), &out, args)
+			code := run(Program{}.newTree(&out, &errOut, args), &out, args)
 			if code != wantCode || out.String() != wantOut.String() || errOut.String() != wantErr.String() {
 				t.Errorf("plugkit %q alone: exit %d\n%s%s\nin the whole tree: exit %d\n%s%s", args, code, &out, &errOut, wantCode, &wantOut, &wantErr)
 			}
 		}
 	}
-	if root := newTree(new(bytes.Buffer), new(bytes.Buffer), []string{"unpack", "a", "b"}); len(root.Commands()) != 1 {
+	if root := (Program{}).newTree(new(bytes.Buffer), new(bytes.Buffer), []string{"unpack", "a", "b"}); len(root.Commands()) != 1 {
 		t.Errorf("unpack built %d verbs, want 1", len(root.Commands()))
 	}
 	for _, args := range [][]string{nil, {"help", "unpack"}, {"--help"}, {"install"}, {"unpak"}} {
-		if root := newTree(new(bytes.Buffer), new(bytes.Buffer), args); len(root.Commands()) < len(verbs) {
+		if root := (Program{}).newTree(new(bytes.Buffer), new(bytes.Buffer), args); len(root.Commands()) < len(ownVerbs) {
 			t.Errorf("plugkit %q built %d commands, want the whole tree", args, len(root.Commands()))
 		}
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("unpack", newUnpackCmd) }
-
 func newUnpackCmd() *cobra.Command {
 	var root string
 	var asJSON bool

@@ -14,8 +14,6 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-func init() { addVerb("validate", newValidateCmd) }
-
 // validateReport is the --json document of one validated path. Its field
 // names are a stable interface: add fields, never rename them.
 type validateReport struct {

@@ -11,12 +11,6 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-func init() {
-	addVerb("version", newVersionCmd)
-	// --version's text (see NewRootCmd's version template).
-	cobra.AddTemplateFunc("plugkitVersionText", func() string { return buildVersion().text() })
-}
-
 // versionInfo is what plugkit knows about its own build, and the --json
 // document of plugkit version. Its field names are a stable interface.
 type versionInfo struct {

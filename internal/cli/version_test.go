@@ -51,7 +51,7 @@ func TestVersion(t *testing.T) {
 // TestEveryGroupRefusesUnknownSubcommands: any command that only groups
 // others, now or added later, exits 2 on an unknown subcommand.
 func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
-	root := NewRootCmd(nil, nil)
+	root := Program{}.NewRootCmd(nil, nil)
 	var groups [][]string
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() {

@@ -9,8 +9,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
-func init() { addVerb("yank", newYankCmd) }
-
 func newYankCmd() *cobra.Command {
 	var rf RegistryFlags
 	var undo bool

@@ -34,13 +34,11 @@ func Build(t testing.TB, pkg string, tags ...string) string {
 	return buildAll(t, []string{pkg}, tags)[0]
 }
 
-// Plugkit returns the path of the plugkit binary built with tags, with
-// plugkit-full built into the same directory: plugkit runs plugkit-full,
-// for the verbs only it has, from beside its own executable. Tests that
-// run any verb through the plugkit binary use it.
+// Plugkit returns the path of the plugkit binary built with tags. Tests
+// that run any verb through the plugkit binary use it.
 func Plugkit(t testing.TB, tags ...string) string {
 	t.Helper()
-	return buildAll(t, []string{"github.com/plugkit/plugkit/cmd/plugkit", "github.com/plugkit/plugkit/cmd/plugkit-full"}, tags)[0]
+	return Build(t, "github.com/plugkit/plugkit/cmd/plugkit", tags...)
 }
 
 // buildAll builds pkgs into one directory, once per list and tags, and

@@ -1,5 +1,5 @@
-// Package clitest holds the helpers of the tests of both plugkit binaries
-// (package cli and plugkit-full), which run the command tree in process.
+// Package clitest holds the helpers of the tests of package cli and of
+// cmd/plugkit, which run the command tree in process.
 // It does not import package cli, whose own tests use it: a test passes
 // the function that runs plugkit.
 package clitest
@@ -15,7 +15,7 @@ import (
 )
 
 // ExamplePlugin is the example plugin of the repository, from the
-// directory of a package two levels down (internal/cli, cmd/plugkit-full).
+// directory of a package two levels down (internal/cli, cmd/plugkit).
 const ExamplePlugin = "../../examples/release-notes"
 
 // RunFunc runs plugkit in process with args and returns its exit code.
