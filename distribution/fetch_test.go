@@ -55,7 +55,7 @@ func releaseOf(plugin, version string, body []byte) Release {
 		ArtifactDigest: d, Size: int64(len(body)), PublishedAt: time.Now()}
 }
 
-// TestFetchChecksWhatItGot is item 9 of issue 8 on the client side: the
+// TestFetchChecksWhatItGot: the
 // registry must answer the plugin and release asked for, and the artifact
 // must hold that plugin and version.
 func TestFetchChecksWhatItGot(t *testing.T) {

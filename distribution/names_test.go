@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestVersionCannotTakeADigestReleaseID is item 9 of issue 8: a manifest
+// TestVersionCannotTakeADigestReleaseID: a manifest
 // version of "sha256:<hex>" would take the release ID reserved for the
 // versionless archive with that digest, so no version may hold ':'.
 func TestVersionCannotTakeADigestReleaseID(t *testing.T) {

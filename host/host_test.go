@@ -21,7 +21,7 @@ import (
 
 var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// twoPlugins is issue 12's test host: two plugins of several servers each,
+// twoPlugins is the test host: two plugins of several servers each,
 // stdio and streamable HTTP.
 func twoPlugins(t *testing.T) (alpha, beta Plugin, remote *remoteServer) {
 	remote = newRemote(t)
@@ -167,7 +167,7 @@ func TestToolNamesStableAcrossInstalls(t *testing.T) {
 	}
 }
 
-// TestServerKilledIsReportedAndRestarted is issue 12's lifecycle: a server
+// TestServerKilledIsReportedAndRestarted: a server
 // that dies is reported (status, log, LastExit) and started again on the
 // next call, with backoff when it keeps dying.
 func TestServerKilledIsReportedAndRestarted(t *testing.T) {
@@ -230,7 +230,7 @@ func TestFailingServerBacksOff(t *testing.T) {
 	}
 }
 
-// TestEveryRequestHasATimeout is issue 8 item 5 in the library: a call, a
+// TestEveryRequestHasATimeout: a call, a
 // server that never answers tools/list after a normal handshake, and one
 // that always has another page are all cut off, in bounded time.
 func TestEveryRequestHasATimeout(t *testing.T) {

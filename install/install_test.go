@@ -24,7 +24,7 @@ func kvV1() plugin {
 		files:  map[string]string{"bin/db": "#!/bin/sh\necho db\n", "README.md": "kv"}}
 }
 
-// TestLifecycle is the path of issue 11's tests: install, list, an update
+// TestLifecycle is a plugin's whole life: install, list, an update
 // with only skill changes (no consent), an update adding a server
 // command (consent; data kept), remove, reinstall finding its data,
 // purge.

@@ -6,7 +6,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-// TestSpec91_BaseEnvironmentIsTheSafeSet is issue 8 item 11: a stdio
+// TestSpec91_BaseEnvironmentIsTheSafeSet: a stdio
 // server started with the default base environment sees the small safe set
 // of variables the official MCP TypeScript SDK passes, plus its configured
 // env and the reserved variables, and none of the client's secrets.

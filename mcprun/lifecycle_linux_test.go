@@ -28,7 +28,7 @@ func waitDead(t *testing.T, what map[string]int) {
 	}
 }
 
-// TestCloseEndsEveryDescendant is issue 8 item 14: a server's setsid
+// TestCloseEndsEveryDescendant: a server's setsid
 // child leaves its process group, so killing the group misses it. Close
 // ends every descendant of the server, wherever its group and session.
 func TestCloseEndsEveryDescendant(t *testing.T) {

@@ -349,7 +349,7 @@ func TestSpec91_DataDirCreatedPrivateByPrepare(t *testing.T) {
 	}
 }
 
-// TestPlanRemoteNeedsNoDataDir is issue 12's PLUGIN_DATA policy: a data
+// TestPlanRemoteNeedsNoDataDir: a data
 // directory is required for stdio servers only. Without one (and with no
 // HOME to derive one from), remote servers still plan and stdio servers
 // are refused with ErrNoDataDir, which Start reports as skipped.

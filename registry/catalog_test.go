@@ -17,7 +17,7 @@ import (
 	"github.com/plugkit/plugkit/registry/store/storetest"
 )
 
-// TestCatalogPoisoning is item 6 of issue 8: one small publish with a
+// TestCatalogPoisoning: one small publish with a
 // 9 MiB description made /catalog 19 MB and every client's catalog failed.
 // The registry now stores a bounded description.
 func TestCatalogPoisoning(t *testing.T) {
@@ -111,7 +111,7 @@ func TestCatalogManyPlugins(t *testing.T) {
 	}
 }
 
-// TestClientLimitsFitServerPages is the last point of item 6 of issue 8:
+// TestClientLimitsFitServerPages:
 // client and server limits must agree. A page stays within the page budget,
 // half the client's default response limit, unless its one entry is larger
 // (TestCatalogPageBudget); so the largest entry the default quotas allow

@@ -368,7 +368,7 @@ func TestE2ELimits(t *testing.T) {
 	}
 }
 
-// TestE2EOwnership runs item 8 of issue 8 against plugkit serve: named
+// TestE2EOwnership runs against plugkit serve: named
 // tokens from the environment, B refused on A's plugin, an admin granting
 // it with plugkit owners.
 func TestE2EOwnership(t *testing.T) {
@@ -401,7 +401,7 @@ func TestE2EOwnership(t *testing.T) {
 	}
 }
 
-// TestE2ESlowUploads runs item 7 of issue 8 against plugkit serve: uploads
+// TestE2ESlowUploads runs against plugkit serve: uploads
 // that drip hold neither a publish slot nor the server; beyond
 // --max-uploads a publish gets 503 with Retry-After at once, and the
 // drippers are cut off below the minimum rate.

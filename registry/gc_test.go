@@ -14,7 +14,7 @@ import (
 	"github.com/plugkit/plugkit/registry/storage"
 )
 
-// TestCollectGarbage is the "Also" of issue 8: blobs left by a publish
+// TestCollectGarbage: blobs left by a publish
 // that crashed before its commit were never collected. The collector
 // removes unreferenced blobs older than the grace period, and only those.
 func TestCollectGarbage(t *testing.T) {

@@ -15,7 +15,7 @@ func installation(id, plugin string) distribution.Installation {
 		ArtifactDigest: "sha256:" + strings.Repeat("a", 64), Status: "installed", Host: "h"}
 }
 
-// TestInstallationReports is item 10 of issue 8: with no reader tokens,
+// TestInstallationReports: with no reader tokens,
 // anyone could overwrite another host's installation record and add rows
 // without bound. Reports now need a token by default, a reporter can only
 // replace its own records, records are bounded per plugin and only for

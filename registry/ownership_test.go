@@ -28,7 +28,7 @@ func statusOf(err error) (int, string) {
 	return 200, ""
 }
 
-// TestOwnership is item 8 of issue 8: with two publisher tokens, B could
+// TestOwnership: with two publisher tokens, B could
 // publish alpha@6.6.6, move stable to it and yank A's alpha@1.0.0. A
 // plugin now belongs to the identity that first published it.
 func TestOwnership(t *testing.T) {

@@ -334,7 +334,7 @@ func checkConcurrentPublishes(t *testing.T, c *distribution.Client) {
 	}
 }
 
-// TestReleaseIDSquatting is item 9 of issue 8: a manifest version of
+// TestReleaseIDSquatting: a manifest version of
 // "sha256:<hex>" took the release ID reserved for the versionless archive
 // with that digest, so the real one could never be published.
 func TestReleaseIDSquatting(t *testing.T) {

@@ -77,7 +77,7 @@ func drippers(t *testing.T, url, spool string, n int, interval time.Duration) []
 	}
 }
 
-// TestSlowUploadsHoldNoPublishSlot is item 7 of issue 8: four uploads
+// TestSlowUploadsHoldNoPublishSlot: four uploads
 // dripping a byte a second held every publish slot, blocking every other
 // publisher. Bodies are now received before a slot is taken, spooled to
 // a file, and cut off below the minimum rate.

@@ -9,29 +9,21 @@ const (
 )
 
 // bigChunkSize is the size of a reader's chunks after its first: a plugin
-// with more small files than one chunk holds is a large one, and a chunk
-// this size spans at least one whole huge page, which its reader asks the
-// kernel for (package pages). Reading 5,000 SKILL.md files, the first
-// touch of the memory they were copied into was half the page faults left
-// (1,840 of 3,521), each 13-15 µs on the machine of issue 15.
+// with more small files than one chunk holds is a large one, whose files
+// are then cut from fewer, larger allocations.
 const bigChunkSize = 4 << 20
 
 // chunk is the memory one reader reads small files into: one allocation
 // serves many files, each cut to its exact size. Allocated one by one, a
 // file was rounded up to the allocator's next size class once the byte
-// read past its end was added (a 4,210-byte SKILL.md took 4,864 bytes):
-// 15% of the memory a plugin of 5,000 skills holds, and every page of it
-// one more page fault. The files of a chunk stay in memory together; a
-// snapshot holds them together anyway.
+// read past its end was added, which wasted memory on every file. The
+// files of a chunk stay in memory together; a snapshot holds them
+// together anyway.
 //
 // A small file is read into scratch, which every read reuses, and copied
-// into the chunk: on the virtual machine issue 15 was measured on, the
-// program's first read of fresh memory the kernel had just read a file
-// into stalled (skill.Parse's first look at each SKILL.md was 8% of the
-// CPU samples of validating 5,000 skills), and reading 5,000 SKILL.md
-// files into fresh memory took 25% more CPU than reading them into one
-// buffer and copying them out. The copy itself is a memmove of what was
-// just read, small beside the system calls that read it.
+// into the chunk, so that the kernel writes into memory already touched
+// rather than into fresh pages. The copy is a memmove of what was just
+// read, small beside the system calls that read it.
 type chunk struct {
 	free    []byte // what is left of the chunk being cut
 	scratch []byte // where small files are read first

@@ -12,7 +12,7 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-// TestWriteDirDurable is issue 8's durability item: the tree WriteDir
+// TestWriteDirDurable: the tree WriteDir
 // writes reaches stable storage before the rename that publishes it, with
 // one syncfs rather than a sync per file, and the rename itself is
 // flushed. It runs WriteDir in a child process under strace and reads the

@@ -219,7 +219,7 @@ func linkFanOut(t *testing.T, levels int, bottom map[string]string) string {
 	return layout(t, entries, nil)
 }
 
-// TestReadDirLinkFanOutBounded is issue 8, item 3: two in-root links per
+// TestReadDirLinkFanOutBounded: two in-root links per
 // level to the next level made ReadDir visit 2^N directories (16 levels:
 // 20 s; 30: unbounded). Every directory visited through a link counts
 // against the entry budget (and its files against the file budget), so
@@ -263,7 +263,7 @@ func TestReadDirLinkFanOutBounded(t *testing.T) {
 	}
 }
 
-// TestReadDirLinkFanOutCostLinear is issue 8, item 3, as a shape: on the
+// TestReadDirLinkFanOutCostLinear (as a shape): on the
 // 30-level fan-out, which has far more paths than any limit allows, what
 // ReadDir spends before it refuses grows linearly with the limit it is
 // given (MaxEntries and MaxFiles from 1,250 to 20,000, the default), in CPU

@@ -78,7 +78,7 @@ func TestWriteDirManyFiles(t *testing.T) {
 	}
 }
 
-// TestWriteDirModes is issue 8, item 12: entries recorded 0777 or 0666
+// TestWriteDirModes: entries recorded 0777 or 0666
 // (an archive may say anything) came out group- and world-writable, even
 // under umask 077, so any local user could replace an executable that
 // plugkit mcp later runs. Files are written 0644 or 0755, as pack writes

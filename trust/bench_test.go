@@ -49,8 +49,7 @@ func roundTrip(b *testing.B, host string) time.Duration {
 
 // BenchmarkVerifyRegistry3Signatures verifies a plugin with three
 // signatures (cosign's and two of plugkit's) on a local docker-registry
-// (tag schema), on a client whose connection is up. Target (issue 10):
-// under 50 ms.
+// (tag schema), on a client whose connection is up. Target: under 50 ms.
 func BenchmarkVerifyRegistry3Signatures(b *testing.B) {
 	reg, name, subject := registryPlugin(b)
 	ctx := context.Background()
@@ -88,7 +87,7 @@ func BenchmarkVerifyRegistry3Signatures(b *testing.B) {
 
 // BenchmarkSignRegistry signs a plugin on a local docker-registry (tag
 // schema, read back after the write) and relates the time to the
-// requests it makes: target (issue 10), signing dominated by the round
+// requests it makes: target, signing dominated by the round
 // trips. cpu-ms/op is the signing itself (statement, ECDSA, bundle JSON);
 // raw-ms/op the same content pushed with no signing and no read-back (the
 // read-back then waits two to three times the manifest push).

@@ -64,7 +64,7 @@ func (f *policyFixture) mustLoad(t *testing.T, name, doc string) *Policy {
 	return p
 }
 
-// issueExample is the policy of issue 10, with a real digest.
+// issueExample is the example policy of docs/trust.md, with a real digest.
 const issueExample = `{"rules": [
   {"name": "acme-*",   "method": "sigstore-key",      "keys": ["keys/acme.pub"]},
   {"name": "tools-*",  "method": "sigstore-identity", "identities": [{"issuer": "https://token.actions.githubusercontent.com",

@@ -11,7 +11,7 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-// The link fan-outs of issue 8, item 3: the directory of each level holds
+// The link fan-outs: the directory of each level holds
 // two links, a and b, to the next level's, so that the bottom file is
 // reached through 2^levels-1 paths.
 const (

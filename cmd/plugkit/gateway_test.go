@@ -30,7 +30,7 @@ import (
 	"github.com/plugkit/plugkit/internal/testservice"
 )
 
-// gatewayPlugins writes issue 12's test plugins: alpha (two stdio
+// gatewayPlugins writes the test plugins: alpha (two stdio
 // servers and a skill) and beta.tools (one stdio server), all running the
 // SDK-built test server.
 func gatewayPlugins(t *testing.T) (alpha, beta string) {
@@ -239,7 +239,7 @@ func waitGone(t *testing.T, pids []int) {
 	}
 }
 
-// TestGatewayStdio is issue 12's gateway over stdio: every tool of two
+// TestGatewayStdio is the gateway over stdio: every tool of two
 // plugins listed and callable, skills as prompts and resources, escapes
 // refused, a killed server reported and restarted, and nothing left
 // running once the client closes the gateway's stdin.

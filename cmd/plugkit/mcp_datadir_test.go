@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestSpec91_AdhocDataDirKeyedByLocation is issue 8 item 15 (PLUGIN_DATA
+// TestSpec91_AdhocDataDirKeyedByLocation (PLUGIN_DATA
 // is "dedicated to that installed plugin instance", spec 9.1): two plugin
 // directories that declare the same name get two PLUGIN_DATA directories
 // on an ad-hoc run, never the data/NAME an installed plugin gets.

@@ -33,7 +33,7 @@ func writeSmallPlugin(t *testing.T, servers string) string {
 	return root
 }
 
-// TestMCPListInterrupted is issue 14 item 8: an interrupted mcp list exits
+// TestMCPListInterrupted: an interrupted mcp list exits
 // 130 with the interrupted error document, and never reports a server that
 // was ready as failed.
 func TestMCPListInterrupted(t *testing.T) {
@@ -56,7 +56,7 @@ func TestMCPListInterrupted(t *testing.T) {
 	}
 }
 
-// TestMCPListBoundedAfterHandshake is issue 8 item 5: a server that
+// TestMCPListBoundedAfterHandshake: a server that
 // answers initialize but never tools/list, and one whose tools/list always
 // has another page, are reported failed within the timeout, with the
 // other servers listed.

@@ -10,8 +10,8 @@ import (
 	"github.com/plugkit/plugkit/internal/cli/clitest"
 )
 
-// TestPublishShowsWhatValidateShows is issue 14 item 2 with the plugin the
-// issue names: a reserved env name, a plain-http URL and a command without
+// TestPublishShowsWhatValidateShows, with a plugin that holds a reserved
+// env name, a plain-http URL and a command without
 // an execute bit were published without a word. publish prints validate's
 // diagnostics and refuses the errors among them.
 func TestPublishShowsWhatValidateShows(t *testing.T) {
@@ -38,7 +38,7 @@ func TestPublishShowsWhatValidateShows(t *testing.T) {
 	}
 }
 
-// TestPublishLinkRule is issue 14 item 4 for publish: a link that stays
+// TestPublishLinkRule: a link that stays
 // inside the plugin is published as the file it points to, and
 // --strict-links refuses it, as pack does.
 func TestPublishLinkRule(t *testing.T) {

@@ -118,7 +118,7 @@ func TestRegistryVerbs(t *testing.T) {
 	}
 }
 
-// TestPublishShowsDiagnostics is item 2 of issue 14: publish printed
+// TestPublishShowsDiagnostics: publish printed
 // "published" for a plugin with errors, showing nothing. It now prints the
 // diagnostics exactly as validate does and refuses unless --allow-errors.
 func TestPublishShowsDiagnostics(t *testing.T) {
@@ -171,7 +171,7 @@ func TestPublishShowsDiagnostics(t *testing.T) {
 	}
 }
 
-// TestRegistryErrorMessages is item 7 of issue 14: every registry refusal
+// TestRegistryErrorMessages: every registry refusal
 // printed "HTTP 404 Not Found (not_found)" or "HTTP 401 Unauthorized". The
 // CLI knows what it asked, and now says what is wrong.
 func TestRegistryErrorMessages(t *testing.T) {
@@ -315,8 +315,7 @@ func TestInstallationsVerb(t *testing.T) {
 	}
 }
 
-// TestRegistryTextIsTerminalSafe is item 13 of issue 8 for the registry
-// verbs: text from a registry reaches the terminal escaped; --json stays
+// TestRegistryTextIsTerminalSafe, for the registry verbs: text from a registry reaches the terminal escaped; --json stays
 // exact.
 func TestRegistryTextIsTerminalSafe(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("a", 64)
@@ -348,7 +347,7 @@ func TestRegistryTextIsTerminalSafe(t *testing.T) {
 	}
 }
 
-// TestServeFlags is item 11 of issue 14 for serve: one default in --help
+// TestServeFlags: one default in --help
 // for --anonymous-read, and a busy port leaves no data directory behind.
 func TestServeFlags(t *testing.T) {
 	code, out, _ := runCLI(t, "serve", "--help")

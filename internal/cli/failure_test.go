@@ -18,7 +18,6 @@ import (
 // TestJSONFailureCodes: every verb with --json, failing in each way it
 // can, prints exactly one failure document with the documented error code
 // and the diagnostics that explain it, and exits with the code's status.
-// (Issue 14, item 9.)
 func TestJSONFailureCodes(t *testing.T) {
 	tmp := t.TempDir()
 	rejected := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
@@ -96,7 +95,6 @@ func TestJSONFailureCodes(t *testing.T) {
 
 // TestTerminalSafeText: text that comes from a plugin reaches the terminal
 // escaped in every verb of this file's owner, and exact in --json.
-// (Issue 8, item 13.)
 func TestTerminalSafeText(t *testing.T) {
 	evil := "evil\x1b]0;owned\x07\u202e"
 	dir := clitest.WritePlugin(t, map[string]string{
@@ -135,7 +133,6 @@ func jsonEscape(s string) string {
 // TestEveryJSONVerbPrintsOneDocumentOnFailure: every command with --json,
 // now or added later, given arguments it cannot use (paths that do not
 // exist, too many of them), fails with exactly one JSON document on stdout.
-// (Issue 14, item 9.)
 func TestEveryJSONVerbPrintsOneDocumentOnFailure(t *testing.T) {
 	t.Setenv("PLUGKIT_REGISTRY", "")
 	t.Setenv("PLUGKIT_HOME", filepath.Join(t.TempDir(), "home"))

@@ -9,7 +9,7 @@ import (
 )
 
 // TestInitValidatesClean: every option combination writes a plugin that
-// validates with no diagnostic at all. (Issue 16.)
+// validates with no diagnostic at all.
 func TestInitValidatesClean(t *testing.T) {
 	var combos [][]string
 	for _, name := range [][]string{nil, {"--name", "acme.tools"}, {"--name", "a"}} {

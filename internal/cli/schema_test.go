@@ -13,7 +13,7 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 )
 
-// TestSchemaPrintsPlugkitSchemas is issue 16's schemas item through the
+// TestSchemaPrintsPlugkitSchemas, through the
 // CLI: plugkit schema prints the schema agentplugin.JSONSchema writes (the
 // one the differential test holds to the official schemas), with plugkit's
 // own $id; it compiles, and the example plugin's files are valid against

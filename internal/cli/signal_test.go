@@ -22,7 +22,6 @@ import (
 // never answers, an MCP server that never completes its handshake), gets a
 // real SIGINT and exits 130 promptly, with the failure document for
 // --json, the message "interrupted", and no process left behind.
-// (Issue 14, item 8.)
 func TestSIGINTRealBinary(t *testing.T) {
 	bin := testbin.Plugkit(t)
 	hang := make(chan struct{}, 16)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestValidateSkillNamesInOtherScripts is issue 14, item 12, through the
+// TestValidateSkillNamesInOtherScripts, through the
 // CLI: a skill named in another script loads with a warning, and
 // validate --strict refuses it (exit 1).
 func TestValidateSkillNamesInOtherScripts(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// TestUnpackNeverWritesWritableFiles is issue 8, item 12, through the CLI:
+// TestUnpackNeverWritesWritableFiles, through the CLI:
 // an archive whose entries say 0777 and 0666 (plugkit pack never writes
 // them, but a registry or a stranger may serve them) is unpacked, even
 // under umask 077 or 000, into files of 0755 and 0644 that no other user

@@ -95,7 +95,7 @@ func TestUnpackTargetDirectory(t *testing.T) {
 		}
 	}
 	// Errors name the user's path, never the temporary sibling that
-	// unpack writes through. (Issue 14, item 11.)
+	// unpack writes through.
 	orphan := filepath.Join(t.TempDir(), "no", "out")
 	code, stdout, stderr := runCLI(t, "unpack", file, orphan, "--json")
 	if code != 2 || clitest.ErrorCode(t, stdout) != CodeIO || !strings.Contains(stderr, filepath.Dir(orphan)+":") || strings.Contains(stderr, ".tmp-") {

@@ -436,8 +436,9 @@ func TestWatch(t *testing.T) {
 	within(t, w.changes, 5*time.Second, "notification after the restart")
 }
 
-// BenchmarkPublish is the store's share of publish throughput (issue 13:
-// PostgreSQL at least SQLite's; sqlite.BenchmarkPublish is the anchor).
+// BenchmarkPublish is the store's share of publish throughput (the
+// target: PostgreSQL at least SQLite's; sqlite.BenchmarkPublish is the
+// anchor).
 // Besides wall time it reports the CPU time of the PostgreSQL server's
 // processes per publish (server-cpu-ns/op), which competes with plugkit
 // for the same cores when both run on one machine.
