@@ -2,13 +2,12 @@ package archive
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
 	"runtime"
 	"sync"
-
-	"github.com/plugkit/plugkit/archive/internal/deflate"
 )
 
 // chunkSize is the unit of parallel compression. It is part of the
@@ -21,10 +20,6 @@ const dictSize = 32 << 10
 // gzipHeader is the fixed 10-byte gzip member header: deflate, no flags
 // (so no name or comment), mtime 0, no extra flags, OS 255 ("unknown").
 var gzipHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, gzipOSUnknown}
-
-// compressors are reused deflate writers: each holds 1.2 MB of tables that
-// a new one would allocate and clear.
-var compressors = sync.Pool{New: func() any { return deflate.NewWriter() }}
 
 // chunk is one unit of work: its input, primed by the window before it,
 // and its compressed output.
@@ -131,16 +126,16 @@ func (g *gzipWriter) dispatch() error {
 func (g *gzipWriter) work() {
 	defer g.wg.Done()
 	for c := range g.jobs {
-		z := compressors.Get().(*deflate.Writer)
-		// Writes to a bytes.Buffer cannot fail.
-		z.ResetDict(&c.out, c.buf[:c.start])
+		// A writer is made per chunk: compress/flate can reset a writer
+		// only to the dictionary it was made with. The level is valid and
+		// writes to a bytes.Buffer cannot fail.
+		z, _ := flate.NewWriterDict(&c.out, CompressionLevel, c.buf[:c.start])
 		z.Write(c.buf[c.start:])
 		if c.final {
 			z.Close()
 		} else {
 			z.Flush()
 		}
-		compressors.Put(z)
 		close(c.done)
 	}
 }

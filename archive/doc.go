@@ -29,9 +29,11 @@
 //     the 32 KiB before it (the whole deflate window) and ends with a sync
 //     flush, the last one with the final block. The bytes depend on the chunk
 //     size, never on the number of CPUs; an archive under 256 KiB of tar is
-//     exactly what compress/gzip writes at level 6. Level 6 with parallel
-//     chunks packs faster than tar | gzip -6 on two cores with output about
-//     1% smaller (see bench/archive.sh); the chunks cost about 0.02%.
+//     exactly what compress/gzip writes at level 6. They do depend on the
+//     Go toolchain's compress/flate: a test pins the archives of several
+//     plugins, so that a toolchain writing other bytes fails it before any
+//     digest changes (docs/install.md explains the trade). bench/archive.sh
+//     compares packing with tar | gzip -6.
 //
 // # What Unpack accepts
 //

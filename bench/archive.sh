@@ -13,7 +13,8 @@
 # memory at least 2x faster than tar -xzf (ratio <= 0.5); Unpack peak heap <= 2x the file
 # bytes. Unpack to disk ends with a syncfs that tar does not do: issue 15's comparison of
 # it, against tar -xzf && sync -f, is bench/unpack.sh's.
-# Issue 15 item 1: pack CPU as close to gzip -6 as byte-identical output allows, and
+# Pack CPU (user+sys) <= 1.7x tar | gzip -6's: archives are compressed by the standard
+# library's compress/flate, a new writer per 256 KiB chunk (docs/install.md says why), and
 # plugkit pack's peak RSS <= 1.5x the payload (the files' bytes). With PROFILE=1 the
 # script also prints the top of a CPU profile of archive.Pack on the limits plugin.
 # Every timed command must succeed: a refusal stops the script.
@@ -66,7 +67,7 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 	pk_size=$(stat -c %s "$work/$name.pk.tgz")
 	tg_size=$(stat -c %s "$work/$name.tar.gz")
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack s" "$best_pk" "$best_tg" "$(ratio "$best_pk" "$best_tg")" "target <= 1"
-	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack cpu" "$cpu_pk" "$cpu_tg" "$(ratio "$cpu_pk" "$cpu_tg")" "user+sys"
+	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack cpu" "$cpu_pk" "$cpu_tg" "$(ratio "$cpu_pk" "$cpu_tg")" "user+sys; target <= 1.7"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "size B" "$pk_size" "$tg_size" "$(ratio "$pk_size" "$tg_size")" "target <= 1.02"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack s" "$best_pu" "$best_tx" "$(ratio "$best_pu" "$best_tx")" "plugkit unpack to disk, made durable, vs tar -xzf without a sync; bench/unpack.sh adds the sync"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "unpack cpu" "$cpu_pu" "$cpu_tx" "$(ratio "$cpu_pu" "$cpu_tx")" "user+sys"
