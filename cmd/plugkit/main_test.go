@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/plugkit/plugkit/internal/cli/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/internal/testbin"
 )
 

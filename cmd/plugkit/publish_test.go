@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/internal/cli/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 )
 
 // TestPublishShowsWhatValidateShows, with a plugin that holds a reserved
@@ -30,7 +30,7 @@ func TestPublishShowsWhatValidateShows(t *testing.T) {
 		}
 	}
 	code, out, errs := runCLI(t, "publish", src, reg, alice)
-	if code != cli.ExitFailed || out != validated || !strings.Contains(errs, "not published") {
+	if code != command.ExitFailed || out != validated || !strings.Contains(errs, "not published") {
 		t.Fatalf("publish: exit %d\nstdout %q\nwant validate's %q\nstderr %q", code, out, validated, errs)
 	}
 	if _, catalog, _ := runCLI(t, "catalog", reg); catalog != "" {
@@ -47,7 +47,7 @@ func TestPublishLinkRule(t *testing.T) {
 	if err := os.Symlink("LICENSE", filepath.Join(src, "COPYING")); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := runCLI(t, "publish", src, reg, alice, "--strict-links"); code != cli.ExitFailed || !strings.Contains(out+errs, "COPYING") {
+	if code, out, errs := runCLI(t, "publish", src, reg, alice, "--strict-links"); code != command.ExitFailed || !strings.Contains(out+errs, "COPYING") {
 		t.Fatalf("publish --strict-links: exit %d\n%s%s", code, out, errs)
 	}
 	if code, out, errs := runCLI(t, "publish", src, reg, alice); code != 0 || strings.Contains(out, "warning[") {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/distribution"
-	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/internal/cli/clitest"
 	"github.com/plugkit/plugkit/registry"
 
 	"github.com/plugkit/plugkit/registry/storage"
@@ -140,8 +140,8 @@ func TestPublishShowsDiagnostics(t *testing.T) {
 		t.Fatalf("the refused plugin reached the registry: %q", catalog)
 	}
 	code, out, _ = runCLI(t, "publish", src, reg, alice, "--json")
-	var doc cli.ErrorDoc
-	if code != 1 || json.Unmarshal([]byte(out), &doc) != nil || doc.Error.Code != cli.CodeInvalid || len(doc.Diagnostics) != 1 {
+	var doc command.ErrorDoc
+	if code != 1 || json.Unmarshal([]byte(out), &doc) != nil || doc.Error.Code != command.CodeInvalid || len(doc.Diagnostics) != 1 {
 		t.Fatalf("publish --json of a plugin with errors: exit %d %s", code, out)
 	}
 	code, out, errs = runCLI(t, "publish", src, reg, alice, "--allow-errors")

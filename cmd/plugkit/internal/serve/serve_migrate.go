@@ -1,0 +1,55 @@
+package serve
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+
+	"github.com/plugkit/plugkit/registry/storage"
+)
+
+func newServeMigrateCmd() *cobra.Command {
+	var f storageFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Bring the registry's database schema up to date, and nothing else",
+		Long: `Migrate applies the schema migrations the database has not seen and exits.
+plugkit serve applies them at start too; run this first to upgrade
+separately, for example before rolling out a new plugkit over replicas.
+PostgreSQL migrations run under an advisory lock, so concurrent runs and
+starting replicas apply each migration once. A database of a newer schema
+than this plugkit knows is refused untouched. SQLite (--data) is upgraded in
+place. With --json: {"migrations": [{"version", "applied"}]} (empty for
+SQLite).`,
+		Example: `  plugkit serve migrate --data ./registry
+  PLUGKIT_DATABASE_URL=postgres://plugkit:…@db/plugkit plugkit serve migrate --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := f.config(cmd)
+			if err != nil {
+				return err
+			}
+			ms, err := storage.Migrate(cmd.Context(), cfg)
+			if err != nil {
+				return command.Failed(err)
+			}
+			return command.Output(cmd, asJSON, map[string]any{"migrations": ms}, func(w io.Writer) {
+				applied := 0
+				for _, m := range ms {
+					if m.Applied {
+						applied++
+						fmt.Fprintf(w, "applied migration %d\n", m.Version)
+					}
+				}
+				fmt.Fprintf(w, "schema up to date (%s applied now)\n", command.Plural(applied, "migration"))
+			})
+		},
+	}
+	f.register(cmd, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
