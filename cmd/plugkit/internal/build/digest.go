@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/spf13/cobra"
 )
 
 // NewCmdDigest builds plugkit digest, which runs with fac.

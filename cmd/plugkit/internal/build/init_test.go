@@ -2,11 +2,13 @@ package build
 
 import (
 	"encoding/json"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 )
 
 // TestInitValidatesClean: every option combination writes a plugin that
@@ -112,7 +114,7 @@ func TestInitRefuses(t *testing.T) {
 		}
 		if c.exit == command.ExitFailed && c.diag != "" {
 			code, out, _ := plugkit(t, append([]string{"init", "--json", dir}, c.args...)...)
-			if doc := decodeErrorDoc(t, out); code != command.ExitFailed || doc.Error.Code != command.CodeInvalid || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Code != c.diag {
+			if doc := clitest.DecodeErrorDoc(t, out); code != command.ExitFailed || doc.Error.Code != command.CodeInvalid || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Code != c.diag {
 				t.Errorf("%v --json: exit %d, %+v", c.args, code, doc)
 			}
 		}

@@ -12,11 +12,11 @@ import (
 
 func TestInspectDirectoryAndArchiveAgree(t *testing.T) {
 	archivePath := filepath.Join(t.TempDir(), "rn.tar.gz")
-	if code, _, errOut := plugkit(t, "pack", "../../examples/release-notes", "-o", archivePath); code != 0 {
+	if code, _, errOut := plugkit(t, "pack", "../../../../examples/release-notes", "-o", archivePath); code != 0 {
 		t.Fatalf("pack: %d %s", code, errOut)
 	}
 	var docs [2]inspectReport
-	for i, p := range []string{"../../examples/release-notes", archivePath} {
+	for i, p := range []string{"../../../../examples/release-notes", archivePath} {
 		code, out, errOut := plugkit(t, "inspect", "--json", p)
 		if code != 0 {
 			t.Fatalf("inspect %s: %d %s", p, code, errOut)
@@ -71,7 +71,7 @@ func TestInspectFailures(t *testing.T) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", c.path, code, out, errOut)
 		}
 		code, out, _ = plugkit(t, "inspect", "--json", c.path)
-		if doc := decodeErrorDoc(t, out); code != c.code || doc.Error.Message == "" {
+		if doc := clitest.DecodeErrorDoc(t, out); code != c.code || doc.Error.Message == "" {
 			t.Errorf("%s --json: exit %d, %+v", c.path, code, doc)
 		}
 	}

@@ -109,7 +109,7 @@ func runPack(cmd *cobra.Command, dir, out string, opts PackOptions, asJSON bool)
 	})
 }
 
-// packOptions say how a plugin directory becomes an archive. pack and
+// PackOptions say how a plugin directory becomes an archive. pack and
 // publish share them, and inspect and validate read with the same link
 // rule, so that what validate accepts is what pack packs and what inspect's
 // digest names.
@@ -189,7 +189,7 @@ func loadedOrFailed(pkg *agentplugin.Package, err error) (*agentplugin.Package, 
 	return pkg, nil
 }
 
-// packDir is loadPackDir and the archive in memory: what publish sends.
+// PackDir is loadPackDir and the archive in memory: what publish sends.
 func PackDir(dir string, opts PackOptions) (*agentplugin.Package, []byte, error) {
 	pkg, err := loadPackDir(dir, opts)
 	if err != nil {

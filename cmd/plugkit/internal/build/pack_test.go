@@ -15,13 +15,6 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = command.Program{}.Run(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 func TestPackWritesValidatedArchive(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "demo.tar.gz")
@@ -116,7 +109,7 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI(t, "pack", dir, "-o", out, "--json")
-	doc := decodeErrorDoc(t, stdout)
+	doc := clitest.DecodeErrorDoc(t, stdout)
 	if code != 1 || doc.Error.Code != command.CodeRejected || len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Code != "manifest-name-invalid" {
 		t.Fatalf("exit %d, %+v", code, doc)
 	}
@@ -126,18 +119,6 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 	if entries, _ := os.ReadDir(outDir); len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
 	}
-}
-
-// decodeErrorDoc decodes stdout as exactly one failure document.
-func decodeErrorDoc(t *testing.T, stdout string) command.ErrorDoc {
-	t.Helper()
-	var doc command.ErrorDoc
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil || dec.More() {
-		t.Fatalf("stdout is not one failure document (%v):\n%s", err, stdout)
-	}
-	return doc
 }
 
 // TestPackLinkRule: one link rule for validate, inspect and pack. A link
@@ -272,7 +253,7 @@ func TestPackErrorNamesUserPath(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	code, stdout, _ := runCLI(t, "pack", dir, "-o", out, "--json")
-	if doc := decodeErrorDoc(t, stdout); code != 2 || doc.Error.Code != command.CodeIO || strings.Contains(doc.Error.Message, ".tmp-") {
+	if doc := clitest.DecodeErrorDoc(t, stdout); code != 2 || doc.Error.Code != command.CodeIO || strings.Contains(doc.Error.Message, ".tmp-") {
 		t.Errorf("exit %d, %+v", code, doc)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/plugkit/plugkit/docs"
 )
 
-const sarifSchema = "../../../shared/spec/sarif/sarif-schema-2.1.0.json"
+const sarifSchema = "../../../../../shared/spec/sarif/sarif-schema-2.1.0.json"
 
 // sarifLog is the part of a SARIF log the tests read.
 type sarifLog struct {
@@ -68,7 +68,7 @@ func TestValidateSARIFCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir("../..") // the repository root, as in a CI job
+	t.Chdir("../../../..") // the repository root, as in a CI job
 	dirs, _ := filepath.Glob("agentplugin/testdata/corpus/*/plugin")
 	if len(dirs) < 50 {
 		t.Fatalf("corpus has %d plugins", len(dirs))

@@ -44,7 +44,7 @@ func TestSchemaPrintsPlugkitSchemas(t *testing.T) {
 			t.Errorf("schema %s: $id %v", doc, id)
 		}
 		schema := compileString(t, agentplugin.SchemaID(doc, "1.0.0"), stdout)
-		example, err := os.ReadFile(filepath.Join("..", "..", "examples", "release-notes", file))
+		example, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "examples", "release-notes", file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,17 @@
 package build
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 )
 
 // plugkit runs the CLI in-process and returns its exit code and output;
@@ -19,7 +24,7 @@ func plugkit(t *testing.T, args ...string) (code int, stdout, stderr string) {
 const testManifest = `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "demo", "version": "0.1.0"}`
 
 func TestValidateExample(t *testing.T) {
-	code, out, errOut := plugkit(t, "validate", "../../examples/release-notes")
+	code, out, errOut := plugkit(t, "validate", "../../../../examples/release-notes")
 	if code != 0 || !strings.Contains(out, "release-notes 1.2.0: valid: 2 skills, 2 MCP servers") || errOut != "" {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
 	}
@@ -120,5 +125,38 @@ func TestValidateUsage(t *testing.T) {
 	code, out, _ := plugkit(t, "validate", "--help")
 	if code != 0 || !strings.Contains(out, "Example") && !strings.Contains(out, "Examples") {
 		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
+// TestValidateHints: the mistakes a newcomer makes get a message that
+// says what to do. (Issue 14, item 11.)
+func TestValidateHints(t *testing.T) {
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
+	code, out, _ := plugkit(t, "validate", dir+"/plugin.json")
+	if code != command.ExitFailed || !strings.Contains(out, "give the plugin's directory") {
+		t.Errorf("plugin.json: exit %d\n%s", code, out)
+	}
+	// An archive from "tar czf": GNU headers, which plugkit refuses.
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: "plugin.json", Mode: 0o644, Size: int64(len(clitest.PackManifest)), Format: tar.FormatGNU})
+	tw.Write([]byte(clitest.PackManifest))
+	tw.Close()
+	gz.Close()
+	file := filepath.Join(t.TempDir(), "demo.tar.gz")
+	os.WriteFile(file, buf.Bytes(), 0o644)
+	code, out, _ = plugkit(t, "validate", file)
+	if code != command.ExitFailed || !strings.Contains(out, "plugkit pack") {
+		t.Errorf("tar czf archive: exit %d\n%s", code, out)
+	}
+	// unpack says the same, names the user's file, and writes nothing.
+	dest := filepath.Join(t.TempDir(), "demo")
+	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
+	if code != command.ExitFailed || clitest.ErrorCode(t, out) != command.CodeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
+		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Errorf("unpack of a refused archive left %s: %v", dest, err)
 	}
 }

@@ -1,7 +1,7 @@
-// Package clitest holds the helpers of the tests of package cli and of
-// cmd/plugkit, which run the command tree in process.
-// It does not import package cli, whose own tests use it: a test passes
-// the function that runs plugkit.
+// Package clitest holds the helpers of the tests of plugkit's command
+// packages, which run the command tree in process. It imports none of
+// the verb packages, whose tests use it: a test passes the function that
+// runs plugkit.
 package clitest
 
 import (
@@ -10,13 +10,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 )
 
-// ExamplePlugin is the example plugin of the repository, from the
-// directory of a package two levels down (internal/cli, cmd/plugkit).
-const ExamplePlugin = "../../examples/release-notes"
+// ExamplePlugin is the example plugin of the repository.
+func ExamplePlugin() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "examples", "release-notes")
+}
 
 // RunFunc runs plugkit in process with args and returns its exit code.
 type RunFunc func(args []string, stdout, stderr io.Writer) int
@@ -101,4 +106,16 @@ func ErrorCode(t testing.TB, stdout string) string {
 	}
 	DecodeOne(t, stdout, &doc)
 	return doc.Error.Code
+}
+
+// DecodeErrorDoc decodes stdout as exactly one failure document.
+func DecodeErrorDoc(t *testing.T, stdout string) command.ErrorDoc {
+	t.Helper()
+	var doc command.ErrorDoc
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("stdout is not one failure document (%v):\n%s", err, stdout)
+	}
+	return doc
 }

@@ -208,7 +208,7 @@ func IsIOError(err error) bool {
 	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &se)
 }
 
-// isArchiveError reports whether archive.Unpack refused its input: an
+// IsArchiveError reports whether archive.Unpack refused its input: an
 // error about one entry, or about the archive as a whole (its gzip stream,
 // its end).
 func IsArchiveError(err error) bool {
@@ -237,7 +237,7 @@ func Usagef(format string, a ...any) error {
 	return &ExitError{code: ExitUsage, err: fmt.Errorf(format, a...), errCode: CodeUsage}
 }
 
-// errorDiagnostics are the diagnostics a failure carries: attached ones, or
+// ErrorDiagnostics are the diagnostics a failure carries: attached ones, or
 // a rejected plugin's.
 func ErrorDiagnostics(err error) []agentplugin.Diagnostic {
 	var ee *ExitError
@@ -272,7 +272,7 @@ func Explain(cmd *cobra.Command, err error) error {
 	return err
 }
 
-// summaryError replaces the message of err, keeping err for errors.Is/As
+// SummaryError replaces the message of err, keeping err for errors.Is/As
 // (the exit code, the --json error code).
 type SummaryError struct {
 	Msg string
@@ -282,7 +282,7 @@ type SummaryError struct {
 func (e *SummaryError) Error() string { return e.Msg }
 func (e *SummaryError) Unwrap() error { return e.Err }
 
-// counts summarises diagnostics: "1 error, 2 warnings".
+// Counts summarises diagnostics: "1 error, 2 warnings".
 func Counts(ds []agentplugin.Diagnostic) string {
 	errs := 0
 	for _, d := range ds {
@@ -293,7 +293,7 @@ func Counts(ds []agentplugin.Diagnostic) string {
 	return Plural(errs, "error") + ", " + Plural(len(ds)-errs, "warning")
 }
 
-// nonNil is ds, or an empty list: documents print "diagnostics": [], never
+// NonNil is ds, or an empty list: documents print "diagnostics": [], never
 // null.
 func NonNil(ds []agentplugin.Diagnostic) []agentplugin.Diagnostic {
 	if ds == nil {

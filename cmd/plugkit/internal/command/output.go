@@ -61,7 +61,7 @@ func Printf(w io.Writer, format string, a ...any) {
 	fmt.Fprintf(w, format, safe...)
 }
 
-// printDiagnostics prints diagnostics one a line, compiler style
+// PrintDiagnostics prints diagnostics one a line, compiler style
 // ("mcp.json:7:14: error[code]: message"), each made safe for a terminal.
 // Diagnostics are part of a verb's result, so every verb prints them on
 // stdout in text mode and inside its document with --json (docs/cli.md).

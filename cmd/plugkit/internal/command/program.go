@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,12 +46,12 @@ func (p Program) NewRootCmd(f *factory.Factory) *cobra.Command {
 	return root
 }
 
-// newTree is the command tree that runs args: when args start with the
+// Tree is the command tree that runs args: when args start with the
 // name of a verb, the root with that verb alone (constructing every verb,
 // and sorting them, costs each start for nothing); otherwise the whole
 // tree, for help, completion and suggestions. TestVerbAloneAsInTree holds
 // the two to the same output.
-func (p Program) newTree(f *factory.Factory, args []string) *cobra.Command {
+func (p Program) Tree(f *factory.Factory, args []string) *cobra.Command {
 	if len(args) == 0 || p.Verbs[args[0]] == nil {
 		return p.NewRootCmd(f)
 	}
@@ -122,22 +121,22 @@ func (p Program) Run(args []string, stdout, stderr io.Writer) int {
 	return p.RunContext(context.Background(), factory.Quiet(stdout, stderr), args)
 }
 
-// RunContext executes plugkit until ctx is cancelled, which is how SIGINT
-// and SIGTERM reach a running verb: a verb that stops because of it exits
-// 130 (one that had already finished its work, or ends on a signal by
-// design as serve and gateway do, exits as it would have).
+// RunContext executes plugkit on the streams of f until ctx is
+// cancelled, which is how SIGINT and SIGTERM reach a running verb: a verb
+// that stops because of it exits 130 (one that had already finished its
+// work, or ends on a signal by design as serve and gateway do, exits as it
+// would have).
 func (p Program) RunContext(ctx context.Context, f *factory.Factory, args []string) int {
-	stdout, stderr := f.Out, f.Err
-	if stdout == nil {
-		stdout = os.Stdout
-	}
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-	out := &watchWriter{w: stdout}
-	run := *f
-	run.Out, run.Err = out, stderr
-	root := p.newTree(&run, args)
+	return Execute(ctx, p.Tree(f, args), args)
+}
+
+// Execute runs args on root, a tree of Program (NewRootCmd or Tree), and
+// returns the exit code: with --json, a verb that failed before printing
+// its document gets the failure document; the error goes to stderr.
+func Execute(ctx context.Context, root *cobra.Command, args []string) int {
+	out := &watchWriter{w: root.OutOrStdout()}
+	root.SetOut(out)
+	stderr := root.ErrOrStderr()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {

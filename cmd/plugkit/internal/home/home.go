@@ -356,7 +356,7 @@ func shortDigest(d string) string {
 	return d
 }
 
-// safe is terminal.Safe: every plugin-supplied string printed as text
+// Safe is terminal.Safe: every plugin-supplied string printed as text
 // passes through it.
 func Safe(s string) string { return terminal.Safe(s) }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/registry"
-
 	"github.com/plugkit/plugkit/registry/storage"
 )
 
@@ -24,9 +23,9 @@ import (
 // again with a token sends the report; update --report reports too.
 func TestInstallReportWithoutToken(t *testing.T) {
 	t.Setenv("PLUGKIT_TOKEN", "")
-	url := newRegistry(t)
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := runCLI(t, "publish", src, "--registry="+url, tokenFile(t, alicePub)); code != 0 {
+	url := clitest.NewRegistry(t)
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+url, clitest.TokenFile(t, clitest.AliceToken)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	home := filepath.Join(t.TempDir(), "home")
@@ -62,36 +61,36 @@ func TestInstallReportWithoutToken(t *testing.T) {
 	}
 
 	// With a reader token the same command sends the report.
-	code, out, errOut = runCLI(t, append(args, tokenFile(t, reader), "--json")...)
+	code, out, errOut = runCLI(t, append(args, clitest.TokenFile(t, clitest.ReaderToken), "--json")...)
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Changes[0].Action != install.ActionNone ||
 		res.Changes[0].Report != install.ReportSent || errOut != "" {
 		t.Fatalf("install again with a token: %d %v\n%s\n%s", code, err, out, errOut)
 	}
-	list := installationsOf(t, url, tokenFile(t, reader))
+	list := installationsOf(t, url, clitest.TokenFile(t, clitest.ReaderToken))
 	if len(list) != 1 || list[0].Status != "installed" || list[0].ReleaseID != "hello@0.1.0" || list[0].Reporter != "host" {
 		t.Fatalf("installations: %+v", list)
 	}
 
 	// update --report: a new release updates; its report fails without a
 	// token, warned about, exit 0.
-	if code, _, errOut := runCLI(t, "publish", clitest.WritePlugin(t, map[string]string{"plugin.json": strings.Replace(helloManifest, "0.1.0", "0.2.0", 1)}),
-		"--registry="+url, tokenFile(t, alicePub)); code != 0 {
+	if code, _, errOut := runCLI(t, "publish", clitest.WritePlugin(t, map[string]string{"plugin.json": strings.Replace(clitest.HelloManifest, "0.1.0", "0.2.0", 1)}),
+		"--registry="+url, clitest.TokenFile(t, clitest.AliceToken)); code != 0 {
 		t.Fatalf("publish 0.2.0: %s", errOut)
 	}
 	code, out, errOut = runCLI(t, "update", "--home", home, "--report", "--json")
-	var doc outcomeDoc
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Plugins[0].Outcome != outcomeUpdated ||
+	var doc OutcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Plugins[0].Outcome != OutcomeUpdated ||
 		!strings.HasPrefix(doc.Plugins[0].Change.Report, "failed: ") || !strings.Contains(errOut, "warning: hello 0.2.0 is installed") {
 		t.Fatalf("update --report without a token: %d %v\n%s\n%s", code, err, out, errOut)
 	}
-	if list := installationsOf(t, url, tokenFile(t, reader)); len(list) != 1 || list[0].ReleaseID != "hello@0.1.0" {
+	if list := installationsOf(t, url, clitest.TokenFile(t, clitest.ReaderToken)); len(list) != 1 || list[0].ReleaseID != "hello@0.1.0" {
 		t.Fatalf("a refused report was recorded: %+v", list)
 	}
-	code, out, errOut = runCLI(t, "update", "--home", home, "--report", tokenFile(t, reader))
+	code, out, errOut = runCLI(t, "update", "--home", home, "--report", clitest.TokenFile(t, clitest.ReaderToken))
 	if code != 0 || !strings.Contains(out, "hello 0.2.0 is up to date") || !strings.Contains(out, "report to the registry: reported") || errOut != "" {
 		t.Fatalf("update --report with a token: %d\n%s\n%s", code, out, errOut)
 	}
-	if list := installationsOf(t, url, tokenFile(t, reader)); len(list) != 1 || list[0].ReleaseID != "hello@0.2.0" || list[0].Status != "installed" {
+	if list := installationsOf(t, url, clitest.TokenFile(t, clitest.ReaderToken)); len(list) != 1 || list[0].ReleaseID != "hello@0.2.0" || list[0].Status != "installed" {
 		t.Fatalf("installations after update: %+v", list)
 	}
 }
@@ -107,14 +106,14 @@ func TestInstallReportAnonymous(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	h, err := registry.New(registry.Config{Store: db, Blobs: blobs, AnonymousRead: true, AnonymousReports: true,
-		PublishTokens: []string{"alice=" + alicePub}})
+		PublishTokens: []string{"alice=" + clitest.AliceToken}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errOut := runCLI(t, "publish", src, "--registry="+ts.URL, tokenFile(t, alicePub)); code != 0 {
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
+	if code, _, errOut := runCLI(t, "publish", src, "--registry="+ts.URL, clitest.TokenFile(t, clitest.AliceToken)); code != 0 {
 		t.Fatalf("publish: %s", errOut)
 	}
 	code, out, errOut := runCLI(t, "install", "hello", "--registry", ts.URL, "--home", filepath.Join(t.TempDir(), "home"), "--yes", "--report")

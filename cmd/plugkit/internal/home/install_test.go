@@ -14,6 +14,7 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/internal/syncbuf"
 )
@@ -140,7 +141,7 @@ func TestInstallVerbs(t *testing.T) {
 	if code != 0 || out != "kv: ok\n" {
 		t.Fatalf("check: %d %q", code, out)
 	}
-	list, _ := mustHome(t, home).List()
+	list, _ := clitest.MustHome(t, home).List()
 	target := filepath.Join(list[0].Path, "bin", "db")
 	os.Chmod(target, 0o755)
 	os.WriteFile(target, []byte("#!/bin/sh\nrm -rf ~\n"), 0o755)
@@ -248,8 +249,6 @@ func TestInstallVerbRefusals(t *testing.T) {
 // TestInstallConsentOnTerminal: on a terminal, install shows the launch
 // surface on stderr and asks; "y" installs, anything else refuses.
 func TestInstallConsentOnTerminal(t *testing.T) {
-	defer func(f func(io.Reader) bool) { cli.IsTerminal = f }(cli.IsTerminal)
-	cli.IsTerminal = func(io.Reader) bool { return true }
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	src := homePlugin(t, filepath.Join(dir, "kv"), "kv", "1.0.0", map[string]string{"db": dbServer})
@@ -258,19 +257,14 @@ func TestInstallConsentOnTerminal(t *testing.T) {
 		code   int
 	}{{"n\n", 1}, {"\n", 1}, {"", 1}, {"yes\n", 0}} {
 		var out, errb bytes.Buffer
-		root := program.NewRootCmd(&out, &errb)
-		root.SetIn(strings.NewReader(c.answer))
-		root.SetArgs([]string{"install", src, "--home", home})
-		err := root.ExecuteContext(context.Background())
-		code := 0
-		if err != nil {
-			code = command.ExitCode(err)
-		}
+		f := factory.Quiet(&out, &errb)
+		f.In, f.InTerminal = strings.NewReader(c.answer), true
+		code := program().RunContext(context.Background(), f, []string{"install", src, "--home", home})
 		if code != c.code || !strings.Contains(errb.String(), "will be able to run:") || !strings.Contains(errb.String(), "Install kv? [y/N]") {
-			t.Errorf("answer %q: exit %d (%v)\nstderr: %s", c.answer, code, err, errb.String())
+			t.Errorf("answer %q: exit %d\nstderr: %s", c.answer, code, errb.String())
 		}
 	}
-	if l, _ := mustHome(t, home).List(); len(l) != 1 {
+	if l, _ := clitest.MustHome(t, home).List(); len(l) != 1 {
 		t.Fatal("not installed after yes")
 	}
 }
@@ -313,31 +307,19 @@ func readHomeFile(t *testing.T, home, name string) string {
 	return string(b)
 }
 
-func mustHome(t *testing.T, dir string) *install.Home {
-	t.Helper()
-	h, err := install.Open(dir, install.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // holdWriter keeps the home's writer lock until the returned function is
 // called: an install waiting at its consent prompt (on a terminal whose
 // answer never comes) holds it, as it would for a person thinking.
 func holdWriter(t *testing.T, home string) func() {
 	t.Helper()
-	old := cli.IsTerminal
-	cli.IsTerminal = func(io.Reader) bool { return true }
 	src := homePlugin(t, filepath.Join(t.TempDir(), "waiting"), "waiting", "1", nil)
 	pr, pw := io.Pipe()
 	errw := &syncbuf.Buffer{}
-	root := program.NewRootCmd(io.Discard, errw)
-	root.SetIn(pr)
-	root.SetArgs([]string{"install", src, "--home", home})
+	f := factory.Quiet(io.Discard, errw)
+	f.In, f.InTerminal = pr, true
 	done := make(chan struct{})
 	go func() {
-		root.ExecuteContext(context.Background())
+		program().RunContext(context.Background(), f, []string{"install", src, "--home", home})
 		close(done)
 	}()
 	for i := 0; ; i++ {
@@ -352,7 +334,6 @@ func holdWriter(t *testing.T, home string) func() {
 	return func() {
 		pw.Close()
 		<-done
-		cli.IsTerminal = old
 	}
 }
 
@@ -444,15 +425,15 @@ func TestUpdateConsentOnCode(t *testing.T) {
 		t.Fatalf("--consent-on-code --json: %d %s", code, out)
 	}
 	code, out, errOut = runCLI(t, "update", "--home", home, "--consent-on-code", "--yes", "--json")
-	var doc outcomeDoc
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUpdated ||
+	var doc OutcomeDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != OutcomeUpdated ||
 		!doc.Plugins[0].Change.NeedsConsent || strings.Join(doc.Plugins[0].Change.CodeFiles, ",") != "bin/db" || doc.Error != nil {
 		t.Fatalf("update --consent-on-code --yes --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 
 	code, out, errOut = runCLI(t, "sync", "--home", home, "--json")
-	doc = outcomeDoc{}
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != outcomeUnchanged {
+	doc = OutcomeDoc{}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Plugins) != 1 || doc.Plugins[0].Outcome != OutcomeUnchanged {
 		t.Fatalf("sync --json: %d %v\n%s\n%s", code, err, out, errOut)
 	}
 }

@@ -16,12 +16,13 @@ import (
 	"github.com/plugkit/plugkit/install"
 )
 
-// listDoc is the --json document of plugkit list.
-type listDoc struct {
-	Plugins []listEntry `json:"plugins"`
+// ListDoc is the --json document of plugkit list.
+type ListDoc struct {
+	Plugins []ListEntry `json:"plugins"`
 }
 
-type listEntry struct {
+// ListEntry is one installed plugin in ListDoc.
+type ListEntry struct {
 	Name          string         `json:"name"`
 	Version       string         `json:"version"`
 	Identity      string         `json:"identity"`
@@ -44,20 +45,20 @@ type listEntry struct {
 
 // States of a listEntry.
 const (
-	stateOK       = "ok"
-	stateMissing  = "missing"
-	stateModified = "modified"
-	stateMismatch = "lock-mismatch"
-	stateInvalid  = "invalid"
+	StateOK       = "ok"
+	StateMissing  = "missing"
+	StateModified = "modified"
+	StateMismatch = "lock-mismatch"
+	StateInvalid  = "invalid"
 )
 
 // checkState fills e's state from loading its tree as a host would.
-func checkState(h *install.Home, in *install.Installed, e *listEntry) {
+func checkState(h *install.Home, in *install.Installed, e *ListEntry) {
 	pkg, err := h.Load(in, agentplugin.Options{})
 	var me *install.ModifiedError
 	switch {
 	case err == nil:
-		e.State = stateOK
+		e.State = StateOK
 		for _, d := range pkg.Diagnostics {
 			if d.Code == install.CodeSkillsDiffer {
 				e.Warnings = append(e.Warnings, d)
@@ -65,13 +66,13 @@ func checkState(h *install.Home, in *install.Installed, e *listEntry) {
 		}
 		return
 	case errors.As(err, &me) && len(me.Problems) == 1 && me.Problems[0].Path == "." && me.Problems[0].Kind == "missing":
-		e.State = stateMissing
+		e.State = StateMissing
 	case errors.Is(err, install.ErrModified):
-		e.State = stateModified
+		e.State = StateModified
 	case errors.Is(err, install.ErrLockMismatch):
-		e.State = stateMismatch
+		e.State = StateMismatch
 	default:
-		e.State = stateInvalid
+		e.State = StateInvalid
 	}
 	e.Error = command.Detail(Error(err))
 }
@@ -109,7 +110,7 @@ error.`,
 			if err != nil {
 				return Error(err)
 			}
-			doc := listDoc{Plugins: make([]listEntry, len(list))}
+			doc := ListDoc{Plugins: make([]ListEntry, len(list))}
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 			for i := range list {
@@ -131,8 +132,8 @@ error.`,
 	return cmd
 }
 
-func listEntryOf(in install.Installed) listEntry {
-	e := listEntry{Name: in.Name, Version: in.Version, Identity: in.Identity, ArchiveDigest: in.ArchiveDigest,
+func listEntryOf(in install.Installed) ListEntry {
+	e := ListEntry{Name: in.Name, Version: in.Version, Identity: in.Identity, ArchiveDigest: in.ArchiveDigest,
 		Source: in.Source, Path: in.Path, DataDir: in.DataDir, InstalledAt: in.InstalledAt,
 		Skills: make([]string, len(in.Skills)), Servers: make([]string, len(in.Servers))}
 	for i, s := range in.Skills {
@@ -144,7 +145,7 @@ func listEntryOf(in install.Installed) listEntry {
 	return e
 }
 
-func printList(w io.Writer, home string, doc listDoc) {
+func printList(w io.Writer, home string, doc ListDoc) {
 	if len(doc.Plugins) == 0 {
 		fmt.Fprintf(w, "no plugins installed in %s\n", Safe(home))
 		return
@@ -167,7 +168,7 @@ func printList(w io.Writer, home string, doc listDoc) {
 
 // notOK is the exit error of list when any plugin is not ok: the code of
 // the first one's error.
-func notOK(plugins []listEntry) error {
+func notOK(plugins []ListEntry) error {
 	bad := 0
 	var first *command.ErrorDetail
 	for _, p := range plugins {

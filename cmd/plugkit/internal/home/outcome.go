@@ -11,18 +11,18 @@ import (
 	"github.com/plugkit/plugkit/install"
 )
 
-// outcomeDoc is the --json document of sync and update: every plugin's
+// OutcomeDoc is the --json document of sync and update: every plugin's
 // own outcome, and the operation's error (null when it succeeded).
-type outcomeDoc struct {
-	Plugins []pluginOutcome `json:"plugins"`
+type OutcomeDoc struct {
+	Plugins []PluginOutcome `json:"plugins"`
 	// DryRun says that nothing was written (update --dry-run).
 	DryRun   bool                 `json:"dryRun,omitempty"`
 	Warnings []string             `json:"warnings,omitempty"`
 	Error    *command.ErrorDetail `json:"error"`
 }
 
-// pluginOutcome is what sync or update did for one plugin.
-type pluginOutcome struct {
+// PluginOutcome is what sync or update did for one plugin.
+type PluginOutcome struct {
 	Name string `json:"name"`
 	// Outcome is installed, updated, unchanged, restored, failed or
 	// skipped (not done because the operation stopped as a whole: consent
@@ -37,20 +37,20 @@ type pluginOutcome struct {
 
 // Outcomes of pluginOutcome.
 const (
-	outcomeInstalled = "installed"
-	outcomeUpdated   = "updated"
-	outcomeUnchanged = "unchanged"
-	outcomeRestored  = "restored"
-	outcomeFailed    = "failed"
-	outcomeSkipped   = "skipped"
+	OutcomeInstalled = "installed"
+	OutcomeUpdated   = "updated"
+	OutcomeUnchanged = "unchanged"
+	OutcomeRestored  = "restored"
+	OutcomeFailed    = "failed"
+	OutcomeSkipped   = "skipped"
 )
 
 // outcomes describes res, the result of sync or update, and err, its
 // error. A *install.FailedError leaves the other plugins' changes
 // standing; any other error stopped the operation, so that the plugins it
 // would have changed are skipped.
-func outcomes(res *install.Result, err error, dry bool) outcomeDoc {
-	doc := outcomeDoc{Plugins: []pluginOutcome{}, DryRun: dry}
+func outcomes(res *install.Result, err error, dry bool) OutcomeDoc {
+	doc := OutcomeDoc{Plugins: []PluginOutcome{}, DryRun: dry}
 	var fe *install.FailedError
 	stopped := err != nil && !errors.As(err, &fe)
 	if err != nil {
@@ -61,21 +61,21 @@ func outcomes(res *install.Result, err error, dry bool) outcomeDoc {
 	}
 	doc.Warnings = res.Warnings
 	for _, c := range res.Changes {
-		o := pluginOutcome{Name: c.Name, Change: c}
+		o := PluginOutcome{Name: c.Name, Change: c}
 		switch c.Action {
 		case install.ActionFailed:
-			o.Outcome, o.Error, o.Change = outcomeFailed, command.Detail(Error(c.Err)), nil
+			o.Outcome, o.Error, o.Change = OutcomeFailed, command.Detail(Error(c.Err)), nil
 		case install.ActionNone:
-			o.Outcome, o.Change = outcomeUnchanged, nil
+			o.Outcome, o.Change = OutcomeUnchanged, nil
 		case install.ActionRestore:
-			o.Outcome = outcomeRestored
+			o.Outcome = OutcomeRestored
 		case install.ActionUpdate:
-			o.Outcome = outcomeUpdated
+			o.Outcome = OutcomeUpdated
 		default:
-			o.Outcome = outcomeInstalled
+			o.Outcome = OutcomeInstalled
 		}
-		if stopped && o.Outcome != outcomeUnchanged && o.Outcome != outcomeFailed {
-			o.Outcome = outcomeSkipped
+		if stopped && o.Outcome != OutcomeUnchanged && o.Outcome != OutcomeFailed {
+			o.Outcome = OutcomeSkipped
 		}
 		doc.Plugins = append(doc.Plugins, o)
 	}
@@ -102,7 +102,7 @@ func (f *Flags) finishOutcomes(cmd *cobra.Command, res *install.Result, err erro
 
 // printOutcomes prints one line (and its details) per plugin, each failure
 // with its code.
-func printOutcomes(w io.Writer, res *install.Result, doc outcomeDoc, dry bool) {
+func printOutcomes(w io.Writer, res *install.Result, doc OutcomeDoc, dry bool) {
 	if len(res.Changes) == 0 {
 		fmt.Fprintln(w, "nothing to do")
 	}

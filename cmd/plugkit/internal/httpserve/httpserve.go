@@ -1,26 +1,25 @@
 package httpserve
 
 import (
-	"os"
-	"strings"
-
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 )
 
-// errShutdownTimeout is serveUntil's error when requests were still in
+// ErrShutdownTimeout is serveUntil's error when requests were still in
 // flight at the end of the grace period.
 var ErrShutdownTimeout = errors.New("requests still in flight at the end of the grace period were cut off")
 
-// serveUntil serves srv on ln (TLS with srv.TLSConfig when tls is set)
+// ServeUntil serves srv on ln (TLS with srv.TLSConfig when tls is set)
 // until ctx ends, then stops accepting connections and gives the requests
 // in flight up to grace to finish; what is still open after that is cut
 // (errShutdownTimeout). The long-running verbs (serve, gateway) stop this
@@ -57,7 +56,7 @@ func ServeUntil(ctx context.Context, srv *http.Server, ln net.Listener, tls bool
 	return nil
 }
 
-// tokens gathers the token entries of an environment variable and a file.
+// Tokens gathers the token entries of an environment variable and a file.
 func Tokens(env, file string) ([]string, error) {
 	var out []string
 	for t := range strings.SplitSeq(os.Getenv(env), ",") {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/cobra"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
@@ -73,13 +74,13 @@ func IsInputError(err error) bool {
 		errors.Is(err, oci.ErrDescriptor) || errors.Is(err, oci.ErrAmbiguous) || errors.Is(err, oci.ErrNoPlugin)
 }
 
-// registerStrictLinks adds --strict-links, the one switch of the link rule,
+// RegisterStrictLinks adds --strict-links, the one switch of the link rule,
 // to a verb that reads plugin directories.
 func RegisterStrictLinks(cmd *cobra.Command, strict *bool) {
 	cmd.Flags().BoolVar(strict, "strict-links", false, "refuse any symbolic link or special file in a plugin directory (default: read links that stay inside it)")
 }
 
-// readOptions is the directory reader's side of the link rule.
+// ReadOptions is the directory reader's side of the link rule.
 func ReadOptions(strictLinks bool) snapshot.Options {
 	return snapshot.Options{Strict: strictLinks}
 }

@@ -64,7 +64,7 @@ func linkLayer(t *testing.T) []byte {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	pj := readFile(t, filepath.Join(clitest.ExamplePlugin, "plugin.json"))
+	pj := readFile(t, filepath.Join(clitest.ExamplePlugin(), "plugin.json"))
 	tw.WriteHeader(&tar.Header{Name: "release-notes/plugin.json", Mode: 0o644, Size: int64(len(pj)), Typeflag: tar.TypeReg, Format: tar.FormatUSTAR})
 	tw.Write(pj)
 	tw.WriteHeader(&tar.Header{Name: "release-notes/evil", Mode: 0o777, Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd", Format: tar.FormatUSTAR})

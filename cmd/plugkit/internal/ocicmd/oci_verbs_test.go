@@ -3,6 +3,7 @@ package ocicmd
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -11,16 +12,10 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/snapshot"
 )
-
-// mustRun runs plugkit and fails the test unless it exits 0.
-func mustRun(t *testing.T, args ...string) string {
-	t.Helper()
-	return clitest.MustRun(t, command.Program{}.Run, args...)
-}
 
 // push, pull, copy, export and the read verbs on OCI sources, against a
 // real registry: one identity all the way.
@@ -38,14 +33,14 @@ func TestOCIVerbs(t *testing.T) {
 		}
 		Annotations map[string]string
 	}
-	clitest.DecodeOne(t, mustRun(t, "push", clitest.ExamplePlugin, ref, "--plain-http", "--json"), &pushed)
+	clitest.DecodeOne(t, mustRun(t, "push", clitest.ExamplePlugin(), ref, "--plain-http", "--json"), &pushed)
 	if pushed.Reference != ref || !strings.HasPrefix(pushed.Digest, "sha256:") || pushed.MediaType != "application/vnd.oci.image.manifest.v1+json" ||
 		pushed.ArtifactType != "application/vnd.colossus.agent-plugin.v1" || pushed.Size == 0 || pushed.Config.Size != 136 || pushed.Layer.Size != 1385 ||
 		pushed.Annotations["org.opencontainers.image.version"] != "1.2.0" {
 		t.Fatalf("push --json: %+v", pushed)
 	}
 	// Without a tag the version is the tag; the same plugin, the same digest.
-	text := mustRun(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/plugins/release-notes", "--plain-http")
+	text := mustRun(t, "push", clitest.ExamplePlugin(), "oci://"+reg.Host+"/plugins/release-notes", "--plain-http")
 	if !strings.Contains(text, pushed.Digest) || !strings.Contains(text, ":1.2.0") {
 		t.Errorf("second push: %s", text)
 	}
@@ -60,7 +55,7 @@ func TestOCIVerbs(t *testing.T) {
 		t.Fatalf("pull --json: %+v", pulled)
 	}
 	got, _ := snapshot.ReadDir(dir, snapshot.Options{})
-	want, _ := snapshot.ReadDir(clitest.ExamplePlugin, snapshot.Options{})
+	want, _ := snapshot.ReadDir(clitest.ExamplePlugin(), snapshot.Options{})
 	if !got.Equal(want) {
 		t.Fatalf("pulled tree differs: %v", got.Paths())
 	}
@@ -147,12 +142,12 @@ func TestPushRefusals(t *testing.T) {
 		t.Errorf("rejected plugin: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, bad := range []string{"oci://" + reg.Host + "/plugins/x@sha256:" + strings.Repeat("0", 64), "docker://x/y:1", "oci://Bad/Repo:1"} {
-		if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, bad, "--plain-http"); code != 2 {
+		if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin(), bad, "--plain-http"); code != 2 {
 			t.Errorf("push to %s: exit %d", bad, code)
 		}
 	}
 	// HTTPS by default: the test registry speaks HTTP only.
-	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, dst); code == 0 {
+	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin(), dst); code == 0 {
 		t.Error("push over HTTPS to an HTTP registry succeeded")
 	}
 }
@@ -198,7 +193,7 @@ func TestPullRefusesNonPlugin(t *testing.T) {
 func examplePluginLayout(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "release-notes")
-	mustRun(t, "push", clitest.ExamplePlugin, "oci-layout:"+dir+":1.2.0")
+	mustRun(t, "push", clitest.ExamplePlugin(), "oci-layout:"+dir+":1.2.0")
 	return dir
 }
 
@@ -269,13 +264,9 @@ func TestLoginLogoutVerbs(t *testing.T) {
 	reg := testservice.StartAuthRegistry(t, "alice", "s3cret")
 	login := func(password string) int {
 		var out, errb bytes.Buffer
-		root := command.Program{}.NewRootCmd(&out, &errb)
-		root.SetIn(strings.NewReader(password + "\n"))
-		root.SetArgs([]string{"login", reg.Host, "--plain-http", "-u", "alice", "--password-stdin"})
-		if err := root.Execute(); err != nil {
-			return command.ExitCode(err)
-		}
-		return 0
+		f := factory.Quiet(&out, &errb)
+		f.In = strings.NewReader(password + "\n")
+		return program().RunContext(context.Background(), f, []string{"login", reg.Host, "--plain-http", "-u", "alice", "--password-stdin"})
 	}
 	if code := login("wrong"); code != 1 {
 		t.Fatalf("wrong password: exit %d", code)
@@ -283,13 +274,13 @@ func TestLoginLogoutVerbs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfgDir, "config.json")); !os.IsNotExist(err) {
 		t.Fatal("a refused login stored something")
 	}
-	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http"); code != 1 {
+	if code, _, _ := runCLI(t, "push", clitest.ExamplePlugin(), "oci://"+reg.Host+"/p/rn:1", "--plain-http"); code != 1 {
 		t.Fatalf("push without credentials: exit %d", code)
 	}
 	if code := login("s3cret"); code != 0 {
 		t.Fatalf("login: exit %d", code)
 	}
-	mustRun(t, "push", clitest.ExamplePlugin, "oci://"+reg.Host+"/p/rn:1", "--plain-http")
+	mustRun(t, "push", clitest.ExamplePlugin(), "oci://"+reg.Host+"/p/rn:1", "--plain-http")
 	mustRun(t, "logout", reg.Host)
 	if b, _ := os.ReadFile(filepath.Join(cfgDir, "config.json")); strings.Contains(string(b), reg.Host) {
 		t.Fatalf("logout left %s", b)

@@ -22,7 +22,7 @@ import (
 // is written whole.
 func TestPullRejectedPluginLeavesNothing(t *testing.T) {
 	clitest.OCIEnv(t)
-	pkg, err := agentplugin.LoadDir(clitest.ExamplePlugin, agentplugin.Options{Read: snapshot.Options{Strict: true}})
+	pkg, err := agentplugin.LoadDir(clitest.ExamplePlugin(), agentplugin.Options{Read: snapshot.Options{Strict: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func (pr *Progress) Done() {
 	}
 }
 
-// transferTimeout bounds one registry request of a client that shows its
+// TransferTimeout bounds one registry request of a client that shows its
 // transfers, as distribution's default client does.
 const TransferTimeout = 5 * time.Minute
 

@@ -5,10 +5,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
-	"github.com/spf13/cobra"
 )
 
 // NewCmdCatalog builds plugkit catalog, which runs with fac.

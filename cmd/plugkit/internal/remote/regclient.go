@@ -68,7 +68,7 @@ func (f *RegistryFlags) Token() (string, error) {
 	return token, nil
 }
 
-// maxTokenFile bounds a token file: tokens are short.
+// MaxTokenFile bounds a token file: tokens are short.
 const MaxTokenFile = 1 << 20
 
 // ReadTokenFile reads one token per line; blank lines and lines starting
@@ -231,7 +231,7 @@ func listReleases(p *distribution.CatalogPlugin) string {
 	return strings.Join(ids, ", ")
 }
 
-// checkResolveQuery refuses a malformed query before it is sent. A
+// CheckResolveQuery refuses a malformed query before it is sent. A
 // --release given as a bare version is completed to PLUGIN@VERSION.
 func CheckResolveQuery(q *distribution.ResolveQuery) error {
 	if err := distribution.CheckPluginID(q.PluginID); err != nil {
@@ -250,7 +250,7 @@ func CheckResolveQuery(q *distribution.ResolveQuery) error {
 	return nil
 }
 
-// resolveRequest is what a resolve asked, for the messages of refused.
+// ResolveRequest is what a resolve asked, for the messages of refused.
 func ResolveRequest(q distribution.ResolveQuery) Request {
 	ch := q.Channel
 	if ch == "" && q.ReleaseID == "" {
@@ -259,7 +259,7 @@ func ResolveRequest(q distribution.ResolveQuery) Request {
 	return Request{Action: "read", Role: "reader", PluginID: q.PluginID, Channel: ch, ReleaseID: q.ReleaseID}
 }
 
-// qualifyRelease makes a release ID of a bare version of plugin.
+// QualifyRelease makes a release ID of a bare version of plugin.
 func QualifyRelease(plugin, release string) string {
 	if release == "" || distribution.CheckReleaseID(release) == nil {
 		return release

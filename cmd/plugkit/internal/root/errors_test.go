@@ -15,6 +15,7 @@ import (
 	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/distribution"
 	"github.com/plugkit/plugkit/snapshot"
 )
@@ -102,7 +103,7 @@ func TestInterruptedExit130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	var out, errb bytes.Buffer
-	code := command.Program{}.RunContext(ctx, []string{"catalog", "--json", "--registry", srv.URL}, &out, &errb)
+	code := Program().RunContext(ctx, factory.Quiet(&out, &errb), []string{"catalog", "--json", "--registry", srv.URL})
 	if code != command.ExitInterrupted {
 		t.Fatalf("exit %d, want 130\n%s%s", code, out.String(), errb.String())
 	}
@@ -162,7 +163,7 @@ func TestErrorCodesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile("../../docs/cli.md")
+	doc, err := os.ReadFile("../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +193,26 @@ func TestErrorCodesDocumented(t *testing.T) {
 	}
 	for code := range rows {
 		t.Errorf("docs/cli.md documents %s, which errors.go does not define", code)
+	}
+}
+
+// TestEveryGroupRefusesUnknownSubcommands: any command that only groups
+// others, now or added later, exits 2 on an unknown subcommand.
+func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
+	root := Program().NewRootCmd(&factory.Factory{})
+	var groups [][]string
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() {
+			groups = append(groups, []string{c.Name()})
+		}
+	}
+	if len(groups) < 2 {
+		t.Fatalf("found groups %v", groups)
+	}
+	for _, g := range groups {
+		args := append(g, "nosuch")
+		if code, out, errOut := plugkit(t, args...); code != command.ExitUsage || !strings.Contains(errOut, "unknown command") {
+			t.Errorf("plugkit %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 )
 
 // TestJSONFailureCodes: every verb with --json, failing in each way it
@@ -76,7 +77,7 @@ func TestJSONFailureCodes(t *testing.T) {
 	} {
 		args := append(c.args, "--json")
 		code, out, errOut := plugkit(t, args...)
-		doc := decodeErrorDoc(t, out)
+		doc := clitest.DecodeErrorDoc(t, out)
 		if code != c.exit || doc.Error.Code != c.code || doc.Error.Message == "" || len(doc.Diagnostics) < c.diags {
 			t.Errorf("plugkit %s: exit %d, %+v; want exit %d, code %s, %d+ diagnostics\nstderr: %s",
 				strings.Join(args, " "), code, doc, c.exit, c.code, c.diags, errOut)
@@ -148,7 +149,7 @@ func TestEveryJSONVerbPrintsOneDocumentOnFailure(t *testing.T) {
 			paths = append(paths, path)
 		}
 	}
-	walk(command.Program{}.NewRootCmd(nil, nil), nil)
+	walk(Program().NewRootCmd(&factory.Factory{}), nil)
 	if len(paths) < 25 {
 		t.Fatalf("found only %d commands with --json: %v", len(paths), paths)
 	}

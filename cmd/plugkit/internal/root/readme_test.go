@@ -113,7 +113,7 @@ func parseReadme(doc string) ([]readmeBlock, error) {
 }
 
 func TestREADME(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestREADME(t *testing.T) {
 		t.Fatal("the README has no console block")
 	}
 	bin := filepath.Dir(testbin.Plugkit(t))
-	examples, _ := filepath.Abs("../../examples")
+	examples, _ := filepath.Abs("../../../../examples")
 	for _, b := range blocks {
 		t.Run(fmt.Sprintf("line%d", b.line), func(t *testing.T) {
 			if b.skip != "" {

@@ -232,7 +232,7 @@ func benchHome(b *testing.B, n int) string {
 		args = append(args, root)
 	}
 	var out, errb bytes.Buffer
-	if code := program.Run(args, &out, &errb); code != 0 {
+	if code := program().Run(args, &out, &errb); code != 0 {
 		b.Fatalf("install: %s", errb.String())
 	}
 	return home

@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/internal/testbin"
 	"github.com/plugkit/plugkit/internal/testservice"
@@ -470,7 +471,7 @@ func TestGatewayHTTPTokenFromEnvironment(t *testing.T) {
 	errb := &syncBuffer{url: make(chan string, 1)}
 	exit := make(chan int, 1)
 	go func() {
-		exit <- program.RunContext(ctx, []string{"gateway", "--home", t.TempDir(), "--http", "127.0.0.1:0", alpha}, io.Discard, errb)
+		exit <- program().RunContext(ctx, factory.Quiet(io.Discard, errb), []string{"gateway", "--home", t.TempDir(), "--http", "127.0.0.1:0", alpha})
 	}()
 	var url string
 	select {

@@ -11,12 +11,9 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/internal/testservice"
 )
-
-// The in-process runs must not make the test binary a subreaper (see
-// subreaperCLI); the gateway tests run the real binary, which is one.
-func init() { subreaperCLI = false }
 
 // testServerBin is mcprun's test MCP server, built once per test binary.
 func testServerBin(t testing.TB) string { return testservice.MCPServer(t) }
@@ -43,7 +40,7 @@ func TestMCPListInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	var stdout, stderr bytes.Buffer
-	code := program.RunContext(ctx, []string{"mcp", "list", "--json", "--plugin-data", t.TempDir(), root}, &stdout, &stderr)
+	code := program().RunContext(ctx, factory.Quiet(&stdout, &stderr), []string{"mcp", "list", "--json", "--plugin-data", t.TempDir(), root})
 	if code != command.ExitInterrupted {
 		t.Errorf("exit %d, want 130; stderr %s", code, stderr.String())
 	}

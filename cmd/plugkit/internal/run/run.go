@@ -17,15 +17,14 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
+	homecmd "github.com/plugkit/plugkit/cmd/plugkit/internal/home"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/install"
+	"github.com/plugkit/plugkit/install/hostplugins"
 	"github.com/plugkit/plugkit/mcprun"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
-
-	homecmd "github.com/plugkit/plugkit/cmd/plugkit/internal/home"
-	"github.com/plugkit/plugkit/install/hostplugins"
 )
 
 // runFlags are the flags of every verb that runs plugins' MCP servers

@@ -19,11 +19,9 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
-
-	"github.com/plugkit/plugkit/registry"
-
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/httpserve"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
+	"github.com/plugkit/plugkit/registry"
 	"github.com/plugkit/plugkit/registry/storage"
 )
 
@@ -297,8 +295,8 @@ func identities(entries []string) string {
 	return strings.Join(ids, ",")
 }
 
-// gcResult is plugkit serve gc's --json document.
-type gcResult struct {
+// GCResult is plugkit serve gc's --json document.
+type GCResult struct {
 	registry.GCReport
 	Data string `json:"data"`
 }
@@ -344,7 +342,7 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			if err != nil {
 				return command.Usage(err)
 			}
-			return command.Output(cmd, asJSON, gcResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
+			return command.Output(cmd, asJSON, GCResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
 				verb := "removed"
 				if rep.DryRun {
 					verb = "would remove"

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
-
 	"github.com/plugkit/plugkit/registry/storage"
 )
 

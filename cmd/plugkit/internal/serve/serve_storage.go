@@ -8,7 +8,6 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/registry/blobs/s3"
-
 	"github.com/plugkit/plugkit/registry/storage"
 )
 

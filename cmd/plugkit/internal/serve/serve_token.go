@@ -12,9 +12,8 @@ import (
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/registry"
-	"github.com/plugkit/plugkit/registry/store"
-
 	"github.com/plugkit/plugkit/registry/storage"
+	"github.com/plugkit/plugkit/registry/store"
 )
 
 func newServeTokenCmd() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-const cosignFixtures = "../../trust/testdata/cosign"
+const cosignFixtures = "../../../../trust/testdata/cosign"
 
 // verifyDoc is verify's --json document, as a script reads it.
 type verifyDoc struct {
@@ -69,7 +69,7 @@ func TestSignVerifyVerbs(t *testing.T) {
 	reg := testservice.StartRegistry(t)
 	ref := "oci://" + reg.Host + "/plugins/release-notes:1.2.0"
 	var pushed struct{ Digest string }
-	clitest.DecodeOne(t, mustRun(t, "push", clitest.ExamplePlugin, ref, "--plain-http", "--json"), &pushed)
+	clitest.DecodeOne(t, mustRun(t, "push", clitest.ExamplePlugin(), ref, "--plain-http", "--json"), &pushed)
 
 	var signed signedResult
 	clitest.DecodeOne(t, mustRun(t, "sign", ref, "--key", priv, "--plain-http", "--json"), &signed)
@@ -168,7 +168,7 @@ func TestSignBlobVerbs(t *testing.T) {
 	dir := t.TempDir()
 	priv, pub := newKeyPair(t, dir, "cosign")
 	file := filepath.Join(dir, "release-notes-1.2.0.tar.gz")
-	mustRun(t, "pack", clitest.ExamplePlugin, "-o", file)
+	mustRun(t, "pack", clitest.ExamplePlugin(), "-o", file)
 	var res signFileResult
 	clitest.DecodeOne(t, mustRun(t, "sign", file, "--key", priv, "--json"), &res)
 	if res.Bundle != file+".sigstore.json" || !strings.HasPrefix(res.Digest, "sha256:") {
@@ -263,7 +263,7 @@ func TestTrustVerbRefusals(t *testing.T) {
 		exit int
 		code string
 	}{
-		{[]string{"sign", clitest.ExamplePlugin, "--key", priv}, 2, command.CodeUsage},
+		{[]string{"sign", clitest.ExamplePlugin(), "--key", priv}, 2, command.CodeUsage},
 		{[]string{"sign", tarRef, "--key", priv}, 1, command.CodeFailed},
 		{[]string{"sign", tarRef}, 2, command.CodeUsage},
 		{[]string{"sign", tarRef, "--key", filepath.Join(dir, "absent.key")}, 2, command.CodeIO},
@@ -275,7 +275,7 @@ func TestTrustVerbRefusals(t *testing.T) {
 		{[]string{"attest", tarRef, "--predicate", notObject, "--type", "not a uri", "--key", priv}, 2, command.CodeUsage},
 		{[]string{"attest", tarRef, "--type", "custom", "--key", priv}, 2, command.CodeUsage},
 		{[]string{"verify", tarRef}, 2, command.CodeUsage},
-		{[]string{"verify", clitest.ExamplePlugin, "--key", pub}, 2, command.CodeUsage},
+		{[]string{"verify", clitest.ExamplePlugin(), "--key", pub}, 2, command.CodeUsage},
 		{[]string{"verify", tarRef, "--key", pub, "--policy", badPolicy}, 2, command.CodeUsage},
 		{[]string{"verify", tarRef, "--policy", badPolicy}, 2, command.CodePolicyInvalid},
 		{[]string{"verify", tarRef, "--key", fx("blob.txt")}, 2, command.CodeUsage},
@@ -338,7 +338,7 @@ func TestVerifyPolicyVerb(t *testing.T) {
 		t.Errorf("local-directory: %+v", d.Decision)
 	}
 	// release-notes from a directory: its rule wants a signature.
-	d = verifyJSON(t, 1, clitest.ExamplePlugin, "--policy", policy)
+	d = verifyJSON(t, 1, clitest.ExamplePlugin(), "--policy", policy)
 	if d.Error.Code != command.CodePolicyRefused || d.Decision.Rule.Index != 1 || !strings.Contains(d.Decision.Reason, "carries none") {
 		t.Errorf("directory under a key rule: %+v", d.Decision)
 	}

@@ -1,36 +1,29 @@
 package version
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 )
 
 // TestVersion: plugkit version, its --json document and --version all
 // come from the build information, with the supported spec versions.
 // (Issue 14, item 6.)
 func TestVersion(t *testing.T) {
-	code, text, _ := plugkit(t, "version")
+	code, text, _ := runCLI(t, "version")
 	if code != 0 || !strings.HasPrefix(text, "plugkit ") || !strings.Contains(text, "agent plugins: 1.0.0\n") ||
 		!strings.Contains(text, "go:            "+runtime.Version()+"\n") {
 		t.Fatalf("exit %d\n%s", code, text)
 	}
-	code, out, _ := plugkit(t, "--version")
+	code, out, _ := runCLI(t, "--version")
 	if code != 0 || out != text {
 		t.Errorf("--version printed %q, want plugkit version's %q", out, text)
 	}
-	code, out, _ = plugkit(t, "version", "--json")
+	code, out, _ = runCLI(t, "version", "--json")
 	var v Info
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
@@ -46,59 +39,5 @@ func TestVersion(t *testing.T) {
 	want := "plugkit v1.2.3\nrevision:      abc (2026-01-02T03:04:05Z) with uncommitted changes\ngo:            go1.26.0\nagent plugins: 1.0.0\n"
 	if got := v.Text(); got != want {
 		t.Errorf("text:\n%s\nwant:\n%s", got, want)
-	}
-}
-
-// TestEveryGroupRefusesUnknownSubcommands: any command that only groups
-// others, now or added later, exits 2 on an unknown subcommand.
-func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
-	root := command.Program{}.NewRootCmd(nil, nil)
-	var groups [][]string
-	for _, c := range root.Commands() {
-		if c.HasSubCommands() {
-			groups = append(groups, []string{c.Name()})
-		}
-	}
-	if len(groups) < 2 {
-		t.Fatalf("found groups %v", groups)
-	}
-	for _, g := range groups {
-		args := append(g, "nosuch")
-		if code, out, errOut := plugkit(t, args...); code != command.ExitUsage || !strings.Contains(errOut, "unknown command") {
-			t.Errorf("plugkit %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
-		}
-	}
-}
-
-// TestValidateHints: the mistakes a newcomer makes get a message that
-// says what to do. (Issue 14, item 11.)
-func TestValidateHints(t *testing.T) {
-	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
-	code, out, _ := plugkit(t, "validate", dir+"/plugin.json")
-	if code != command.ExitFailed || !strings.Contains(out, "give the plugin's directory") {
-		t.Errorf("plugin.json: exit %d\n%s", code, out)
-	}
-	// An archive from "tar czf": GNU headers, which plugkit refuses.
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	tw.WriteHeader(&tar.Header{Name: "plugin.json", Mode: 0o644, Size: int64(len(clitest.PackManifest)), Format: tar.FormatGNU})
-	tw.Write([]byte(clitest.PackManifest))
-	tw.Close()
-	gz.Close()
-	file := filepath.Join(t.TempDir(), "demo.tar.gz")
-	os.WriteFile(file, buf.Bytes(), 0o644)
-	code, out, _ = plugkit(t, "validate", file)
-	if code != command.ExitFailed || !strings.Contains(out, "plugkit pack") {
-		t.Errorf("tar czf archive: exit %d\n%s", code, out)
-	}
-	// unpack says the same, names the user's file, and writes nothing.
-	dest := filepath.Join(t.TempDir(), "demo")
-	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
-	if code != command.ExitFailed || clitest.ErrorCode(t, out) != command.CodeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
-		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
-	}
-	if _, err := os.Stat(dest); !os.IsNotExist(err) {
-		t.Errorf("unpack of a refused archive left %s: %v", dest, err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package registrycmd
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // an execute bit were published without a word. publish prints validate's
 // diagnostics and refuses the errors among them.
 func TestPublishShowsWhatValidateShows(t *testing.T) {
-	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
+	reg, alice := "--registry="+clitest.NewRegistry(t), clitest.TokenFile(t, clitest.AliceToken)
 	src := clitest.WritePlugin(t, map[string]string{
 		"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "kv", "version": "1.0.0"}`,
 		"mcp.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json", "mcpServers": {
@@ -42,8 +42,8 @@ func TestPublishShowsWhatValidateShows(t *testing.T) {
 // inside the plugin is published as the file it points to, and
 // --strict-links refuses it, as pack does.
 func TestPublishLinkRule(t *testing.T) {
-	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest, "LICENSE": "MIT\n"})
+	reg, alice := "--registry="+clitest.NewRegistry(t), clitest.TokenFile(t, clitest.AliceToken)
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest, "LICENSE": "MIT\n"})
 	if err := os.Symlink("LICENSE", filepath.Join(src, "COPYING")); err != nil {
 		t.Fatal(err)
 	}

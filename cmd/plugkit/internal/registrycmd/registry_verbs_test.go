@@ -1,8 +1,7 @@
-package main
+package registrycmd
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,60 +10,16 @@ import (
 	"testing"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/distribution"
-	"github.com/plugkit/plugkit/registry"
-
-	"github.com/plugkit/plugkit/registry/storage"
 )
-
-// Tokens of the in-process test registry, by identity.
-const (
-	alicePub = "alice-secret"
-	bobPub   = "bob-secret"
-	reader   = "reader-secret"
-	admin    = "admin-secret"
-)
-
-// newRegistry starts an in-process registry on 127.0.0.1 with anonymous
-// reads, publishers alice and bob, a reader and an admin.
-func newRegistry(t *testing.T) string {
-	t.Helper()
-	db, blobs, err := storage.OpenDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	h, err := registry.New(registry.Config{Store: db, Blobs: blobs, AnonymousRead: true,
-		PublishTokens: []string{"alice=" + alicePub, "bob=" + bobPub},
-		ReadTokens:    []string{"host=" + reader}, AdminTokens: []string{"root=" + admin}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
-
-// tokenFile writes a token file and returns its --token-file flag.
-func tokenFile(t *testing.T, token string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(p, []byte("# test token\n"+token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return "--token-file=" + p
-}
-
-const helloManifest = `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "hello", "version": "0.1.0"}`
 
 func TestRegistryVerbs(t *testing.T) {
-	url := newRegistry(t)
+	url := clitest.NewRegistry(t)
 	reg := "--registry=" + url
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
-	alice := tokenFile(t, alicePub)
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
+	alice := clitest.TokenFile(t, clitest.AliceToken)
 
 	if code, _, _ := runCLI(t, "publish", src); code != 2 {
 		t.Fatalf("publish without --registry: exit %d, want 2", code)
@@ -122,10 +77,10 @@ func TestRegistryVerbs(t *testing.T) {
 // "published" for a plugin with errors, showing nothing. It now prints the
 // diagnostics exactly as validate does and refuses unless --allow-errors.
 func TestPublishShowsDiagnostics(t *testing.T) {
-	url := newRegistry(t)
-	reg, alice := "--registry="+url, tokenFile(t, alicePub)
+	url := clitest.NewRegistry(t)
+	reg, alice := "--registry="+url, clitest.TokenFile(t, clitest.AliceToken)
 	src := clitest.WritePlugin(t, map[string]string{
-		"plugin.json":           helloManifest,
+		"plugin.json":           clitest.HelloManifest,
 		"skills/hello/SKILL.md": "---\nname: other\ndescription: x\n---\nbody\n",
 	})
 	_, validated, _ := runCLI(t, "validate", src)
@@ -175,10 +130,10 @@ func TestPublishShowsDiagnostics(t *testing.T) {
 // printed "HTTP 404 Not Found (not_found)" or "HTTP 401 Unauthorized". The
 // CLI knows what it asked, and now says what is wrong.
 func TestRegistryErrorMessages(t *testing.T) {
-	url := newRegistry(t)
+	url := clitest.NewRegistry(t)
 	reg := "--registry=" + url
 	src := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "kv", "version": "1.0.0"}`})
-	if code, _, errs := runCLI(t, "publish", src, reg, tokenFile(t, alicePub), "--channel", "beta"); code != 0 {
+	if code, _, errs := runCLI(t, "publish", src, reg, clitest.TokenFile(t, clitest.AliceToken), "--channel", "beta"); code != 0 {
 		t.Fatal(errs)
 	}
 	missing := "sha256:" + strings.Repeat("0", 64)
@@ -192,11 +147,11 @@ func TestRegistryErrorMessages(t *testing.T) {
 		{[]string{"fetch", "kv", filepath.Join(t.TempDir(), "x")}, "no release of kv on channel stable (channels: beta)"},
 		{[]string{"fetch", missing, filepath.Join(t.TempDir(), "x")}, "no artifact " + missing + " on this registry"},
 		{[]string{"publish", src}, "this registry needs a token: set PLUGKIT_TOKEN or --token-file"},
-		{[]string{"publish", src, tokenFile(t, "wrong")}, "the registry does not accept this token: check PLUGKIT_TOKEN or --token-file"},
-		{[]string{"publish", src, tokenFile(t, reader)}, "this token may not publish: that needs a publisher token"},
-		{[]string{"yank", "kv@1.0.0", tokenFile(t, bobPub)}, "kv belongs to other publishers: an admin can grant"},
-		{[]string{"channel", "set", "kv", "stable", "2.0.0", tokenFile(t, alicePub)}, "no release kv@2.0.0 (releases: kv@1.0.0)"},
-		{[]string{"owners", "grant", "kv", "bob", tokenFile(t, alicePub)}, "this token may not change owners: that needs an admin token"},
+		{[]string{"publish", src, clitest.TokenFile(t, "wrong")}, "the registry does not accept this token: check PLUGKIT_TOKEN or --token-file"},
+		{[]string{"publish", src, clitest.TokenFile(t, clitest.ReaderToken)}, "this token may not publish: that needs a publisher token"},
+		{[]string{"yank", "kv@1.0.0", clitest.TokenFile(t, clitest.BobToken)}, "kv belongs to other publishers: an admin can grant"},
+		{[]string{"channel", "set", "kv", "stable", "2.0.0", clitest.TokenFile(t, clitest.AliceToken)}, "no release kv@2.0.0 (releases: kv@1.0.0)"},
+		{[]string{"owners", "grant", "kv", "bob", clitest.TokenFile(t, clitest.AliceToken)}, "this token may not change owners: that needs an admin token"},
 		{[]string{"installations"}, "this registry needs a token"},
 	} {
 		code, _, errs := runCLI(t, append(c.args, reg)...)
@@ -210,8 +165,8 @@ func TestRegistryErrorMessages(t *testing.T) {
 }
 
 func TestChannelAndYankVerbs(t *testing.T) {
-	url := newRegistry(t)
-	reg, alice := "--registry="+url, tokenFile(t, alicePub)
+	url := clitest.NewRegistry(t)
+	reg, alice := "--registry="+url, clitest.TokenFile(t, clitest.AliceToken)
 	for _, v := range []string{"1.0.0", "2.0.0"} {
 		src := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "kv", "version": "` + v + `"}`})
 		if code, _, errs := runCLI(t, "publish", src, reg, alice); code != 0 {
@@ -255,9 +210,9 @@ func TestChannelAndYankVerbs(t *testing.T) {
 }
 
 func TestOwnersVerbs(t *testing.T) {
-	url := newRegistry(t)
-	reg, alice, bob, root := "--registry="+url, tokenFile(t, alicePub), tokenFile(t, bobPub), tokenFile(t, admin)
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
+	url := clitest.NewRegistry(t)
+	reg, alice, bob, root := "--registry="+url, clitest.TokenFile(t, clitest.AliceToken), clitest.TokenFile(t, clitest.BobToken), clitest.TokenFile(t, clitest.AdminToken)
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
 	if code, _, errs := runCLI(t, "publish", src, reg, alice); code != 0 {
 		t.Fatal(errs)
 	}
@@ -289,22 +244,22 @@ func TestOwnersVerbs(t *testing.T) {
 }
 
 func TestInstallationsVerb(t *testing.T) {
-	url := newRegistry(t)
+	url := clitest.NewRegistry(t)
 	reg := "--registry=" + url
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
-	if code, _, errs := runCLI(t, "publish", src, reg, tokenFile(t, alicePub)); code != 0 {
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
+	if code, _, errs := runCLI(t, "publish", src, reg, clitest.TokenFile(t, clitest.AliceToken)); code != 0 {
 		t.Fatal(errs)
 	}
-	c := &distribution.Client{BaseURL: url, Token: reader}
+	c := &distribution.Client{BaseURL: url, Token: clitest.ReaderToken}
 	if _, err := c.ReportInstallation(t.Context(), distribution.Installation{ID: "laptop/hello", PluginID: "hello",
 		ReleaseID: "hello@0.1.0", ArtifactDigest: "sha256:" + strings.Repeat("a", 64), Status: "installed", Host: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runCLI(t, "installations", "hello", reg, tokenFile(t, reader))
+	code, out, errs := runCLI(t, "installations", "hello", reg, clitest.TokenFile(t, clitest.ReaderToken))
 	if code != 0 || !strings.HasPrefix(out, "PLUGIN") || !strings.Contains(out, "hello@0.1.0") || !strings.Contains(out, "laptop") {
 		t.Fatalf("installations: exit %d %q %s", code, out, errs)
 	}
-	code, out, _ = runCLI(t, "installations", reg, tokenFile(t, reader), "--json")
+	code, out, _ = runCLI(t, "installations", reg, clitest.TokenFile(t, clitest.ReaderToken), "--json")
 	var list distribution.Installations
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Installations) != 1 || list.Installations[0].Reporter != "host" ||
 		list.Installations[0].Host != "laptop" {
@@ -344,77 +299,5 @@ func TestRegistryTextIsTerminalSafe(t *testing.T) {
 	_, out, _ := runCLI(t, "catalog", "--registry", ts.URL, "--json")
 	if !strings.Contains(out, `\u001b[2J`) {
 		t.Fatalf("--json must stay exact: %s", out)
-	}
-}
-
-// TestServeFlags: one default in --help
-// for --anonymous-read, and a busy port leaves no data directory behind.
-func TestServeFlags(t *testing.T) {
-	code, out, _ := runCLI(t, "serve", "--help")
-	if code != 0 || !strings.Contains(out, "PLUGKIT_ADMIN_TOKENS") || !strings.Contains(out, "Examples:") {
-		t.Fatalf("serve --help: exit %d %q", code, out)
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if strings.Count(line, "(default") > 1 {
-			t.Errorf("two defaults: %q", line)
-		}
-	}
-	if code, _, _ := runCLI(t, "serve", "--tls-cert", "x"); code != 2 {
-		t.Fatalf("--tls-cert without --tls-key: exit %d", code)
-	}
-	if code, _, errs := runCLI(t, "serve", "--max-uploads", "0"); code != 2 || !strings.Contains(errs, "--max-uploads must be positive") {
-		t.Fatalf("--max-uploads 0: exit %d %s", code, errs)
-	}
-	// Limits whose largest catalog entry no client could read are refused
-	// before anything is created.
-	data := filepath.Join(t.TempDir(), "data")
-	if code, _, errs := runCLI(t, "serve", "--data", data, "--addr", "127.0.0.1:0", "--max-description", "65536"); code != 2 ||
-		!strings.Contains(errs, "65536 bytes of description and 1000 releases per plugin") {
-		t.Fatalf("--max-description 65536: exit %d %s", code, errs)
-	}
-	if _, err := os.Stat(data); !os.IsNotExist(err) {
-		t.Fatalf("refused limits created %s: %v", data, err)
-	}
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
-	if code, _, _ := runCLI(t, "serve", "--addr", busy.Addr().String(), "--data", data); code != 2 {
-		t.Fatalf("serve on a busy port: exit %d", code)
-	}
-	if _, err := os.Stat(data); !os.IsNotExist(err) {
-		t.Fatalf("serve on a busy port created %s: %v", data, err)
-	}
-}
-
-func TestServeGC(t *testing.T) {
-	data := t.TempDir()
-	db, blobs, err := storage.OpenDir(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orphan := []byte("an archive whose publish crashed")
-	if err := blobs.Put(t.Context(), archive.Digest(orphan), orphan); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	code, out, _ := runCLI(t, "serve", "gc", "--data", data, "--grace", "1ns", "--dry-run")
-	if code != 0 || !strings.Contains(out, "would remove "+archive.Digest(orphan)) {
-		t.Fatalf("gc --dry-run: exit %d %q", code, out)
-	}
-	code, out, _ = runCLI(t, "serve", "gc", "--data", data, "--grace", "1ns", "--json")
-	var res gcResult
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Orphans) != 1 || res.DryRun {
-		t.Fatalf("gc --json: exit %d %s", code, out)
-	}
-	if code, out, _ := runCLI(t, "serve", "gc", "--data", data); code != 0 || !strings.Contains(out, "removed 0 orphan blobs") {
-		t.Fatalf("gc again: exit %d %q", code, out)
-	}
-	if code, _, _ := runCLI(t, "serve", "gc", "--data", filepath.Join(t.TempDir(), "none")); code != 2 {
-		t.Fatalf("gc of a missing directory: exit %d", code)
-	}
-	if code, _, _ := runCLI(t, "serve", "nosuch"); code != 2 {
-		t.Fatalf("serve nosuch: exit %d", code)
 	}
 }
