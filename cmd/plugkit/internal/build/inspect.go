@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
@@ -95,7 +94,7 @@ func inspect(ctx context.Context, path string, opts source.Options) (*inspectRep
 		return nil, err
 	}
 	pkg, snap := p.Package, p.Package.Snapshot
-	digest, err := SourceDigest(p)
+	digest, err := input.SourceDigest(p)
 	if err != nil {
 		return nil, command.Failed(err)
 	}
@@ -114,25 +113,14 @@ func inspect(ctx context.Context, path string, opts source.Options) (*inspectRep
 	}
 	for _, s := range pkg.Servers {
 		r.MCPServers = append(r.MCPServers, inspectServer{ID: s.ID, Type: s.Type, Command: s.Command, Args: s.Args,
-			EnvKeys: SortedKeys(s.Env), Cwd: s.Cwd, URL: s.URL, Headers: SortedKeys(s.Headers)})
+			EnvKeys: sortedKeys(s.Env), Cwd: s.Cwd, URL: s.URL, Headers: sortedKeys(s.Headers)})
 	}
 	return r, nil
 }
 
-// SourceDigest is the identity of what was read (an archive file's digest,
-// say), or for a directory the digest of the archive it packs to.
-func SourceDigest(p *source.Plugin) (string, error) {
-	if p.Identity != "" {
-		return p.Identity, nil
-	}
-	b, err := archive.Pack(p.Package.Snapshot, archive.PackOptions{})
-	if err != nil {
-		return "", err
-	}
-	return archive.Digest(b), nil
-}
-
-func SortedKeys(m map[string]string) []string {
+// sortedKeys are the keys of m in order, an empty list (never null in the
+// document) when there are none.
+func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
@@ -244,13 +245,13 @@ func printServer(w io.Writer, s install.Server, indent string) {
 			fmt.Fprintf(w, "%s  cwd %s\n", indent, Safe(s.Cwd))
 		}
 		if len(s.Env) > 0 {
-			fmt.Fprintf(w, "%s  env %s\n", indent, Safe(strings.Join(build.SortedKeys(s.Env), " ")))
+			fmt.Fprintf(w, "%s  env %s\n", indent, Safe(strings.Join(slices.Sorted(maps.Keys(s.Env)), " ")))
 		}
 		return
 	}
 	fmt.Fprintf(w, "%s%s (%s): %s\n", indent, Safe(s.Name), Safe(s.Transport), Safe(s.URL))
 	if len(s.Headers) > 0 {
-		fmt.Fprintf(w, "%s  headers %s\n", indent, Safe(strings.Join(build.SortedKeys(s.Headers), " ")))
+		fmt.Fprintf(w, "%s  headers %s\n", indent, Safe(strings.Join(slices.Sorted(maps.Keys(s.Headers)), " ")))
 	}
 }
 

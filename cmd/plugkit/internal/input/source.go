@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/archive"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/snapshot"
@@ -83,4 +84,17 @@ func RegisterStrictLinks(cmd *cobra.Command, strict *bool) {
 // ReadOptions is the directory reader's side of the link rule.
 func ReadOptions(strictLinks bool) snapshot.Options {
 	return snapshot.Options{Strict: strictLinks}
+}
+
+// SourceDigest is the identity of what was read (an archive file's digest,
+// say), or for a directory the digest of the archive it packs to.
+func SourceDigest(p *source.Plugin) (string, error) {
+	if p.Identity != "" {
+		return p.Identity, nil
+	}
+	b, err := archive.Pack(p.Package.Snapshot, archive.PackOptions{})
+	if err != nil {
+		return "", err
+	}
+	return archive.Digest(b), nil
 }

@@ -25,16 +25,10 @@ type pushResult struct {
 	MediaType    string                   `json:"mediaType"`
 	ArtifactType string                   `json:"artifactType"`
 	Size         int64                    `json:"size"`
-	Config       BlobRef                  `json:"config"`
-	Layer        BlobRef                  `json:"layer"`
+	Config       remote.BlobRef           `json:"config"`
+	Layer        remote.BlobRef           `json:"layer"`
 	Annotations  map[string]string        `json:"annotations"`
 	Diagnostics  []agentplugin.Diagnostic `json:"diagnostics"`
-}
-
-// BlobRef is a blob's digest and size.
-type BlobRef struct {
-	Digest string `json:"digest"`
-	Size   int64  `json:"size"`
 }
 
 // NewCmdPush builds plugkit push, which runs with fac.
@@ -130,8 +124,8 @@ func runPush(cmd *cobra.Command, f remote.OCIFlags, srcArg, refArg string, allow
 	}
 	res := pushResult{Reference: ref.String(), Digest: a.Descriptor.Digest.String(), MediaType: a.Descriptor.MediaType,
 		ArtifactType: a.Descriptor.ArtifactType, Size: a.Descriptor.Size,
-		Config:      BlobRef{a.ConfigDescriptor.Digest.String(), a.ConfigDescriptor.Size},
-		Layer:       BlobRef{a.LayerDescriptor.Digest.String(), a.LayerDescriptor.Size},
+		Config:      remote.BlobRef{Digest: a.ConfigDescriptor.Digest.String(), Size: a.ConfigDescriptor.Size},
+		Layer:       remote.BlobRef{Digest: a.LayerDescriptor.Digest.String(), Size: a.LayerDescriptor.Size},
 		Annotations: a.Annotations, Diagnostics: append([]agentplugin.Diagnostic{}, pkg.Diagnostics...)}
 	return command.Output(cmd, f.JSON, res, func(w io.Writer) {
 		fmt.Fprintf(w, "pushed %s %s\nreference: %s\ndigest:    %s\n", terminal.Safe(pkg.Name), terminal.Safe(pkg.Version), terminal.Safe(res.Reference), res.Digest)

@@ -125,3 +125,9 @@ func OCIFailure(r oci.Reference, err error) error {
 	}
 	return command.Usage(err)
 }
+
+// BlobRef is a blob's digest and size.
+type BlobRef struct {
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}

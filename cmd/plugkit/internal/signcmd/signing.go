@@ -12,7 +12,6 @@ import (
 
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/ocicmd"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/trust"
@@ -123,8 +122,8 @@ type signedResult struct {
 	Name          string         `json:"name"`
 	Version       string         `json:"version"`
 	PredicateType string         `json:"predicateType"`
-	Referrer      ocicmd.BlobRef `json:"referrer"`
-	Bundle        ocicmd.BlobRef `json:"bundle"`
+	Referrer      remote.BlobRef `json:"referrer"`
+	Bundle        remote.BlobRef `json:"bundle"`
 	Key           keyRef         `json:"key"`
 	// ReAdded counts how often the signature had to be added again to a
 	// registry's referrers index after a concurrent writer dropped it.
@@ -159,8 +158,8 @@ func signOCI(fac *factory.Factory, cmd *cobra.Command, f *remote.OCIFlags, arg, 
 	res := signedResult{
 		Reference: ref.String(), Digest: p.Descriptor.Digest.String(), Name: p.Package.Name, Version: p.Package.Version,
 		PredicateType: a.PredicateType,
-		Referrer:      ocicmd.BlobRef{Digest: a.Referrer.Digest.String(), Size: a.Referrer.Size},
-		Bundle:        ocicmd.BlobRef{Digest: a.Bundle.Digest.String(), Size: a.Bundle.Size},
+		Referrer:      remote.BlobRef{Digest: a.Referrer.Digest.String(), Size: a.Referrer.Size},
+		Bundle:        remote.BlobRef{Digest: a.Bundle.Digest.String(), Size: a.Bundle.Size},
 		Key:           keyRef{Path: keyPath, KeyID: key.Public.ID},
 		ReAdded:       a.ReAdded,
 	}

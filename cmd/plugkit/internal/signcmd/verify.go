@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
@@ -242,7 +241,7 @@ func verifyPath(cmd *cobra.Command, v *verifyFlags, path string, policy *trust.P
 		if err != nil {
 			return nil, command.Explain(cmd, err)
 		}
-		id, err := build.SourceDigest(p)
+		id, err := input.SourceDigest(p)
 		if err != nil {
 			return nil, command.Failed(err)
 		}
