@@ -11,17 +11,16 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/plugkit/plugkit/oci"
-	"github.com/plugkit/plugkit/snapshot"
-	"github.com/plugkit/plugkit/source"
-
-	// validateReport is the --json document of one validated path. Its field
-	// names are a stable interface: add fields, never rename them.
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/progress"
+	"github.com/plugkit/plugkit/oci"
+	"github.com/plugkit/plugkit/snapshot"
+	"github.com/plugkit/plugkit/source"
 )
 
+// validateReport is the --json document of one validated path. Its field
+// names are a stable interface: add fields, never rename them.
 type ValidateReport struct {
 	Path                 string                   `json:"path"`
 	SpecVersion          string                   `json:"specVersion"`

@@ -38,7 +38,7 @@ func WriteJSON(w io.Writer, v any) error {
 // plugkit such values come from plugins, registries and servers. The format
 // itself is plugkit's own and is printed as written. Numbers and other
 // values are formatted as fmt does. Every verb's text output goes through
-// Printf or printDiagnostics; --json output never does (it stays exact).
+// Printf or PrintDiagnostics; --json output never does (it stays exact).
 func Printf(w io.Writer, format string, a ...any) {
 	safe := make([]any, len(a))
 	for i, v := range a {

@@ -173,7 +173,7 @@ func printError(w io.Writer, err error) {
 	}
 }
 
-// jsonRequested reports whether the command that ran prints JSON: --json,
+// JSONRequested reports whether the command that ran prints JSON: --json,
 // or --format json where a verb offers formats.
 func JSONRequested(cmd *cobra.Command) bool {
 	if cmd == nil {

@@ -25,7 +25,7 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-// homeFlags are the flags of the verbs that work on a plugin home.
+// Flags are the flags of the verbs that work on a plugin home.
 type Flags struct {
 	fac         *factory.Factory
 	dir         string
@@ -91,7 +91,7 @@ func (f *Flags) open(fetch bool) (*install.Home, error) {
 	return h, nil
 }
 
-// homeError gives an error of package install its exit code and --json
+// Error gives an error of package install its exit code and --json
 // code.
 func Error(err error) error {
 	if err == nil {

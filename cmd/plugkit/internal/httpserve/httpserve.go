@@ -1,3 +1,5 @@
+// Package httpserve is how plugkit's long-running verbs (serve, gateway)
+// serve HTTP until a signal, and read the tokens they are given.
 package httpserve
 
 import (
@@ -15,14 +17,14 @@ import (
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 )
 
-// ErrShutdownTimeout is serveUntil's error when requests were still in
+// ErrShutdownTimeout is ServeUntil's error when requests were still in
 // flight at the end of the grace period.
 var ErrShutdownTimeout = errors.New("requests still in flight at the end of the grace period were cut off")
 
 // ServeUntil serves srv on ln (TLS with srv.TLSConfig when tls is set)
 // until ctx ends, then stops accepting connections and gives the requests
 // in flight up to grace to finish; what is still open after that is cut
-// (errShutdownTimeout). The long-running verbs (serve, gateway) stop this
+// (ErrShutdownTimeout). The long-running verbs (serve, gateway) stop this
 // way on SIGINT or SIGTERM. An error of the server itself is a usage or
 // I/O error (exit 2).
 func ServeUntil(ctx context.Context, srv *http.Server, ln net.Listener, tls bool, grace time.Duration, log *slog.Logger) error {

@@ -1,3 +1,6 @@
+// Package input is how a verb reads the plugin an argument names: the one
+// source rule of package source, the link rule's flag, the transports a
+// client supports, and which errors are the input's fault.
 package input
 
 import (

@@ -1,3 +1,6 @@
+// Package memory is the one place plugkit's commands tune the garbage
+// collector for their own process (libraries never do): GCPercent and
+// GCOff for a verb's run, KeepHeapFloor for a server.
 package memory
 
 import (

@@ -7,18 +7,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/snapshot"
 	"github.com/plugkit/plugkit/source"
-
-	// pullResult is pull's --json document.
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 )
 
+// pullResult is pull's --json document.
 type pullResult struct {
 	Reference string `json:"reference"`
 	Digest    string `json:"digest"`

@@ -7,18 +7,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plugkit/plugkit/agentplugin"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 	"github.com/plugkit/plugkit/internal/terminal"
 	"github.com/plugkit/plugkit/oci"
 	"github.com/plugkit/plugkit/source"
-
-	// pushResult is push's --json document.
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 )
 
+// pushResult is push's --json document.
 type pushResult struct {
 	Reference    string                   `json:"reference"`
 	Digest       string                   `json:"digest"`

@@ -1,3 +1,6 @@
+// Package progress draws progress bars on a terminal's stderr for
+// transfers and for operations on several plugins, and makes the HTTP
+// clients whose transfers show as bars.
 package progress
 
 import (
@@ -31,7 +34,7 @@ type Progress struct {
 	bar *bar // nil when nothing can draw
 }
 
-// StartProgress starts a bar named name (untrusted text is made safe) for
+// Start starts a bar named name (untrusted text is made safe) for
 // total units, bytes when bytes is set; total <= 0 means unknown.
 func Start(f *factory.Factory, cmd *cobra.Command, name string, total int64, bytes bool) *Progress {
 	if !canDraw(f, cmd) {
@@ -109,7 +112,7 @@ func canDraw(f *factory.Factory, cmd *cobra.Command) bool {
 	return !command.JSONRequested(cmd) && f.ErrTerminal
 }
 
-// progressClient is the HTTP client of a registry verb that transfers an
+// Client is the HTTP client of a registry verb that transfers an
 // archive (fetch, publish, push, pull): it shows artifact and blob
 // transfers as progress bars named name, and retries as both registry
 // clients do (distribution.RetryTransport); timeout bounds each request

@@ -8,19 +8,18 @@ import (
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/archive"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/plugkit/plugkit/distribution"
-	"github.com/plugkit/plugkit/source"
-
-	// publishResult is publish's --json document: the registry's answer and
-	// the diagnostics of the plugin that was sent.
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/build"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/progress"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
+	"github.com/plugkit/plugkit/distribution"
+	"github.com/plugkit/plugkit/source"
 )
 
+// publishResult is publish's --json document: the registry's answer and
+// the diagnostics of the plugin that was sent.
 type publishResult struct {
 	distribution.PublishResult
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`

@@ -1,3 +1,6 @@
+// Package remote holds what the verbs that talk to registries share: the
+// flags and errors of OCI registries and layouts, and the flags, client
+// and refusal messages of a Backplane registry.
 package remote
 
 import (
@@ -14,13 +17,12 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
-	"github.com/plugkit/plugkit/oci"
-
-	// OCIFlags are the flags every verb that talks to OCI registries shares.
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/input"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/progress"
+	"github.com/plugkit/plugkit/oci"
 )
 
+// OCIFlags are the flags every verb that talks to OCI registries shares.
 type OCIFlags struct {
 	// PlainHTTP is --plain-http: registries are reached over HTTP.
 	PlainHTTP bool

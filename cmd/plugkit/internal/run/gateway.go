@@ -23,19 +23,17 @@ import (
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
+	homecmd "github.com/plugkit/plugkit/cmd/plugkit/internal/home"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/httpserve"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/memory"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/install"
-
-	homecmd "github.com/plugkit/plugkit/cmd/plugkit/internal/home"
 	"github.com/plugkit/plugkit/install/hostplugins"
-
-	// gatewayTokenEnv is the environment variable holding the HTTP bearer
-	// token.
-	"github.com/plugkit/plugkit/cmd/plugkit/internal/httpserve"
 )
 
+// gatewayTokenEnv is the environment variable holding the HTTP bearer
+// token.
 const gatewayTokenEnv = "PLUGKIT_GATEWAY_TOKEN"
 
 // gatewayFlags are the flags of plugkit gateway.

@@ -226,8 +226,8 @@ func TestInitPlaceholderServerRuns(t *testing.T) {
 }
 
 // TestMCPJSONFailureCodes: mcp's failures print one failure document with
-// the documented code (the verbs of package cli have theirs in
-// TestJSONFailureCodes).
+// the documented code (the read, build and move verbs have theirs in
+// TestJSONFailureCodes, package root).
 func TestMCPJSONFailureCodes(t *testing.T) {
 	rejected := clitest.WritePlugin(t, map[string]string{"plugin.json": `{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "Bad"}`})
 	good := clitest.WritePackPlugin(t, clitest.PackManifest)
