@@ -10,9 +10,14 @@ import (
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
 )
 
+// digestOptions are the flags of plugkit digest.
+type digestOptions struct {
+	asJSON bool
+}
+
 // NewCmdDigest builds plugkit digest, which runs with fac.
 func NewCmdDigest(fac *factory.Factory) *cobra.Command {
-	var asJSON bool
+	opts := &digestOptions{}
 	cmd := &cobra.Command{
 		Use:   "digest FILE",
 		Short: "Print the sha256 digest that identifies an archive",
@@ -34,9 +39,9 @@ Exit status: 0 printed, 2 usage or I/O error.`,
 				Size   int64  `json:"size"`
 				Path   string `json:"path"`
 			}{d, n, args[0]}
-			return command.Output(cmd, asJSON, res, func(w io.Writer) { fmt.Fprintln(w, d) })
+			return command.Output(cmd, opts.asJSON, res, func(w io.Writer) { fmt.Fprintln(w, d) })
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }

@@ -34,12 +34,17 @@ type initResult struct {
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
+// initOptions are the flags of plugkit init.
+type initOptions struct {
+	name      string
+	skillName string
+	mcpType   string
+	asJSON    bool
+}
+
 // NewCmdInit builds plugkit init, which runs with fac.
 func NewCmdInit(fac *factory.Factory) *cobra.Command {
-	var (
-		name, skillName, mcpType string
-		asJSON                   bool
-	)
+	opts := &initOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Create a new plugin: manifest, one skill, optionally an MCP server",
@@ -73,19 +78,19 @@ empty included).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			if strings.ContainsAny(skillName, `/\`) || skillName == "." || skillName == ".." {
-				return command.Usagef("--skill %q: a skill name is one directory name", skillName)
+			if strings.ContainsAny(opts.skillName, `/\`) || opts.skillName == "." || opts.skillName == ".." {
+				return command.Usagef("--skill %q: a skill name is one directory name", opts.skillName)
 			}
-			if mcpType != "" && mcpType != initMCPStdio && mcpType != initMCPHTTP {
-				return command.Usagef("unknown --mcp %q (stdio or http)", mcpType)
+			if opts.mcpType != "" && opts.mcpType != initMCPStdio && opts.mcpType != initMCPHTTP {
+				return command.Usagef("unknown --mcp %q (stdio or http)", opts.mcpType)
 			}
-			return runInit(cmd, dir, name, skillName, mcpType, asJSON)
+			return runInit(cmd, dir, opts.name, opts.skillName, opts.mcpType, opts.asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "plugin name (default: DIR's base name)")
-	cmd.Flags().StringVar(&skillName, "skill", "", "name of the first skill (default: the plugin's name, or hello)")
-	cmd.Flags().StringVar(&mcpType, "mcp", "", "add an MCP server: stdio or http")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringVar(&opts.name, "name", "", "plugin name (default: DIR's base name)")
+	cmd.Flags().StringVar(&opts.skillName, "skill", "", "name of the first skill (default: the plugin's name, or hello)")
+	cmd.Flags().StringVar(&opts.mcpType, "mcp", "", "add an MCP server: stdio or http")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 

@@ -53,9 +53,16 @@ type inspectServer struct {
 	Headers []string              `json:"headerNames,omitempty"`
 }
 
+// inspectOptions are the flags of plugkit inspect.
+type inspectOptions struct {
+	asJSON      bool
+	plainHTTP   bool
+	strictLinks bool
+}
+
 // NewCmdInspect builds plugkit inspect, which runs with fac.
 func NewCmdInspect(fac *factory.Factory) *cobra.Command {
-	var asJSON, plainHTTP, strictLinks bool
+	opts := &inspectOptions{}
 	cmd := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Show what a plugin contains and the digest it packs to",
@@ -75,16 +82,16 @@ names. A rejected plugin exits 1 with the reasons.`,
   plugkit inspect oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := inspect(cmd.Context(), args[0], source.Options{Read: input.ReadOptions(strictLinks), Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}})
+			r, err := inspect(cmd.Context(), args[0], source.Options{Read: input.ReadOptions(opts.strictLinks), Remote: oci.RemoteOptions{PlainHTTP: opts.plainHTTP}})
 			if err != nil {
 				return command.Explain(cmd, err)
 			}
-			return command.Output(cmd, asJSON, r, func(w io.Writer) { printInspect(w, r) })
+			return command.Output(cmd, opts.asJSON, r, func(w io.Writer) { printInspect(w, r) })
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
-	input.RegisterStrictLinks(cmd, &strictLinks)
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&opts.plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
+	input.RegisterStrictLinks(cmd, &opts.strictLinks)
 	return cmd
 }
 

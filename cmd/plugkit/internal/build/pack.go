@@ -31,13 +31,16 @@ type packResult struct {
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
+// packOptions are the flags of plugkit pack.
+type packOptions struct {
+	out    string
+	pack   PackOptions
+	asJSON bool
+}
+
 // NewCmdPack builds plugkit pack, which runs with fac.
 func NewCmdPack(fac *factory.Factory) *cobra.Command {
-	var (
-		out    string
-		opts   PackOptions
-		asJSON bool
-	)
+	opts := &packOptions{}
 	cmd := &cobra.Command{
 		Use:   "pack DIR",
 		Short: "Validate a plugin directory and write its deterministic archive",
@@ -72,13 +75,13 @@ or I/O error.`,
   plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPack(cmd, args[0], out, opts, asJSON)
+			return runPack(cmd, args[0], opts.out, opts.pack, opts.asJSON)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz, outside DIR)")
-	cmd.Flags().StringVar(&opts.Root, "root", "", "put every entry under this folder")
-	input.RegisterStrictLinks(cmd, &opts.StrictLinks)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz, outside DIR)")
+	cmd.Flags().StringVar(&opts.pack.Root, "root", "", "put every entry under this folder")
+	input.RegisterStrictLinks(cmd, &opts.pack.StrictLinks)
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 

@@ -16,10 +16,15 @@ import (
 // settings rather than a schema.
 const schemaVSCode = "vscode"
 
+// schemaOptions are the flags of plugkit schema.
+type schemaOptions struct {
+	version string
+	asJSON  bool
+}
+
 // NewCmdSchema builds plugkit schema, which runs with fac.
 func NewCmdSchema(fac *factory.Factory) *cobra.Command {
-	var version string
-	var asJSON bool
+	opts := &schemaOptions{}
 	cmd := &cobra.Command{
 		Use:   "schema plugin|mcp|vscode",
 		Short: "Print the JSON Schema of plugin.json or mcp.json, for editors and other tools",
@@ -48,7 +53,7 @@ Exit status: 0 printed, 2 usage error (an unknown document or version).`,
 			if !slices.Contains(cmd.ValidArgs, args[0]) {
 				return command.Usagef("unknown document %q: plugin, mcp or vscode", args[0])
 			}
-			doc, err := schemaDocument(args[0], version)
+			doc, err := schemaDocument(args[0], opts.version)
 			if err != nil {
 				return command.Usage(err)
 			}
@@ -57,9 +62,9 @@ Exit status: 0 printed, 2 usage error (an unknown document or version).`,
 			return command.Output(cmd, true, doc, func(io.Writer) {})
 		},
 	}
-	cmd.Flags().StringVar(&version, "version", agentplugin.SupportedVersions()[len(agentplugin.SupportedVersions())-1],
+	cmd.Flags().StringVar(&opts.version, "version", agentplugin.SupportedVersions()[len(agentplugin.SupportedVersions())-1],
 		"Agent Plugins version of the schema")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON failure document on failure (the output is JSON anyway)")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print a JSON failure document on failure (the output is JSON anyway)")
 	return cmd
 }
 

@@ -15,10 +15,15 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
+// unpackOptions are the flags of plugkit unpack.
+type unpackOptions struct {
+	root   string
+	asJSON bool
+}
+
 // NewCmdUnpack builds plugkit unpack, which runs with fac.
 func NewCmdUnpack(fac *factory.Factory) *cobra.Command {
-	var root string
-	var asJSON bool
+	opts := &unpackOptions{}
 	cmd := &cobra.Command{
 		Use:   "unpack FILE DIR",
 		Short: "Check an archive and extract it into a new directory",
@@ -39,11 +44,11 @@ Exit status: 0 extracted, 1 the archive is refused, 2 usage or I/O error
   plugkit unpack layer.tar.gz ./demo --root demo --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUnpack(cmd, args[0], args[1], root, asJSON)
+			return runUnpack(cmd, args[0], args[1], opts.root, opts.asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&root, "root", "", "folder every entry must be under; it is stripped")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringVar(&opts.root, "root", "", "folder every entry must be under; it is stripped")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 

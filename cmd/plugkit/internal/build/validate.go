@@ -80,17 +80,20 @@ const (
 // plugins left.
 const validateMemory = 2 * snapshot.DefaultMaxTotalBytes
 
+// validateOptions are the flags of plugkit validate.
+type validateOptions struct {
+	asJSON      bool
+	format      string
+	sarifRoot   string
+	strict      bool
+	strictLinks bool
+	plainHTTP   bool
+	transports  string
+}
+
 // NewCmdValidate builds plugkit validate, which runs with fac.
 func NewCmdValidate(fac *factory.Factory) *cobra.Command {
-	var (
-		asJSON      bool
-		format      string
-		sarifRoot   string
-		strict      bool
-		strictLinks bool
-		plainHTTP   bool
-		transports  string
-	)
+	opts := &validateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate PATH...",
 		Short: "Check plugins against Agent Plugins 1.0.0",
@@ -124,32 +127,32 @@ usage errors or a path that cannot be read. The format does not change it.`,
   plugkit validate oci://127.0.0.1:5000/plugins/my-plugin:1.0.0 --plain-http`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON {
-				if cmd.Flags().Changed("format") && format != formatJSON {
-					return command.Usagef("--json and --format %s exclude each other", format)
+			if opts.asJSON {
+				if cmd.Flags().Changed("format") && opts.format != formatJSON {
+					return command.Usagef("--json and --format %s exclude each other", opts.format)
 				}
-				format = formatJSON
+				opts.format = formatJSON
 			}
-			switch format {
+			switch opts.format {
 			case formatText, formatJSON, formatSARIF, formatGitHub:
 			default:
-				return command.Usagef("unknown --format %q (text, json, sarif or github)", format)
+				return command.Usagef("unknown --format %q (text, json, sarif or github)", opts.format)
 			}
-			if sarifRoot != "" && format != formatSARIF {
+			if opts.sarifRoot != "" && opts.format != formatSARIF {
 				return command.Usagef("--sarif-root applies to --format sarif only")
 			}
-			ts, err := input.ParseTransports(transports)
+			ts, err := input.ParseTransports(opts.transports)
 			if err != nil {
 				return command.Usage(err)
 			}
 			defer memory.GCOff(validateMemory)()
-			opts := source.Options{Read: input.ReadOptions(strictLinks), Load: agentplugin.Options{Transports: ts, StrictSkills: strict},
-				Remote: oci.RemoteOptions{PlainHTTP: plainHTTP}}
+			srcOpts := source.Options{Read: input.ReadOptions(opts.strictLinks), Load: agentplugin.Options{Transports: ts, StrictSkills: opts.strict},
+				Remote: oci.RemoteOptions{PlainHTTP: opts.plainHTTP}}
 			reports := make([]*ValidateReport, len(args))
 			code := command.ExitOK
 			bar := progress.Start(fac, cmd, "validate", int64(len(args)), false)
 			for i, p := range args {
-				reports[i] = validatePath(cmd.Context(), p, opts)
+				reports[i] = validatePath(cmd.Context(), p, srcOpts)
 				code = max(code, reports[i].code)
 				bar.Add(1)
 			}
@@ -158,7 +161,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			switch format {
+			switch opts.format {
 			case formatJSON:
 				var doc any = reports[0]
 				if len(reports) > 1 {
@@ -166,7 +169,7 @@ usage errors or a path that cannot be read. The format does not change it.`,
 				}
 				err = command.WriteJSON(w, doc)
 			case formatSARIF:
-				err = writeSARIF(w, reports, sarifRoot)
+				err = writeSARIF(w, reports, opts.sarifRoot)
 			case formatGitHub:
 				writeAnnotations(w, reports)
 			default:
@@ -183,13 +186,13 @@ usage errors or a path that cannot be read. The format does not change it.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document (an array for several paths); short for --format json")
-	cmd.Flags().StringVar(&format, "format", formatText, "output format: text, json, sarif or github")
-	cmd.Flags().StringVar(&sarifRoot, "sarif-root", "", "make SARIF file paths relative to this directory (default: the current directory)")
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat unknown SKILL.md frontmatter keys and skill names outside ASCII as errors")
-	input.RegisterStrictLinks(cmd, &strictLinks)
-	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
-	cmd.Flags().StringVar(&transports, "transports", "", "MCP transports this client supports, comma-separated (default: stdio,streamable-http,sse)")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document (an array for several paths); short for --format json")
+	cmd.Flags().StringVar(&opts.format, "format", formatText, "output format: text, json, sarif or github")
+	cmd.Flags().StringVar(&opts.sarifRoot, "sarif-root", "", "make SARIF file paths relative to this directory (default: the current directory)")
+	cmd.Flags().BoolVar(&opts.strict, "strict", false, "treat unknown SKILL.md frontmatter keys and skill names outside ASCII as errors")
+	input.RegisterStrictLinks(cmd, &opts.strictLinks)
+	cmd.Flags().BoolVar(&opts.plainHTTP, "plain-http", false, "reach oci:// registries over HTTP instead of HTTPS")
+	cmd.Flags().StringVar(&opts.transports, "transports", "", "MCP transports this client supports, comma-separated (default: stdio,streamable-http,sse)")
 	return cmd
 }
 

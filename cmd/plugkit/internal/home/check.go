@@ -28,9 +28,14 @@ type policyReport struct {
 	Warning string               `json:"warning,omitempty"`
 }
 
+// checkOptions are the flags of plugkit check.
+type checkOptions struct {
+	home Flags
+}
+
 // NewCmdCheck builds plugkit check, which runs with fac.
 func NewCmdCheck(fac *factory.Factory) *cobra.Command {
-	var hf Flags
+	opts := &checkOptions{}
 	cmd := &cobra.Command{
 		Use:   "check [NAME...]",
 		Short: "Re-hash installed trees against their file lists and the lock",
@@ -55,7 +60,7 @@ any difference, 2 usage or I/O error.`,
 		Example: `  plugkit check
   plugkit check kv --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(false)
+			h, err := opts.home.open(false)
 			if err != nil {
 				return err
 			}
@@ -81,7 +86,7 @@ any difference, 2 usage or I/O error.`,
 			case warning != "":
 				doc.Policy = &policyReport{Warning: warning}
 			}
-			if err := command.Output(cmd, hf.asJSON, doc, func(w io.Writer) { printCheck(w, doc) }); err != nil {
+			if err := command.Output(cmd, opts.home.asJSON, doc, func(w io.Writer) { printCheck(w, doc) }); err != nil {
 				return err
 			}
 			switch {
@@ -93,7 +98,7 @@ any difference, 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	hf.register(fac, cmd, false, false)
+	opts.home.register(fac, cmd, false, false)
 	return cmd
 }
 

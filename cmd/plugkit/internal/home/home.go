@@ -54,10 +54,10 @@ func (f *Flags) register(fac *factory.Factory, cmd *cobra.Command, writer, fetch
 	}
 }
 
-// Open opens the plugin home dir to read it, as the verbs that run its
-// plugins do.
-func Open(dir string) (*install.Home, error) {
-	return (&Flags{fac: &factory.Factory{}, dir: dir}).open(false)
+// Open opens the plugin home dir (fac's default home when dir is "") to
+// read it, as the verbs that run its plugins do.
+func Open(fac *factory.Factory, dir string) (*install.Home, error) {
+	return (&Flags{fac: fac, dir: dir}).open(false)
 }
 
 // open opens the home the flags name. With fetch, plugins are read with

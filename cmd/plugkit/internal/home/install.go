@@ -18,13 +18,20 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
+// installOptions are the flags of plugkit install.
+type installOptions struct {
+	home       Flags
+	registry   string
+	install    install.InstallOptions
+	channel    string
+	release    string
+	policyFile string
+	yes        bool
+}
+
 // NewCmdInstall builds plugkit install, which runs with fac.
 func NewCmdInstall(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var registry string
-	var opts install.InstallOptions
-	var channel, release, policyFile string
-	var yes bool
+	opts := &installOptions{}
 	cmd := &cobra.Command{
 		Use:   "install SOURCE...",
 		Short: "Install plugins into the home, with consent to what they may run",
@@ -81,45 +88,45 @@ conflict, invalid plugin, another writer busy), 2 usage or I/O error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var srcs []source.Source
 			for _, a := range args {
-				src, err := source.Parse(a, source.ParseOptions{Registry: registry, Channel: channel, Release: release})
+				src, err := source.Parse(a, source.ParseOptions{Registry: opts.registry, Channel: opts.channel, Release: opts.release})
 				if err != nil {
 					return command.Usage(err)
 				}
 				srcs = append(srcs, src)
 			}
-			if channel != "" && release != "" {
+			if opts.channel != "" && opts.release != "" {
 				return command.Usagef("--channel and --release exclude each other")
 			}
-			h, err := hf.open(true)
+			h, err := opts.home.open(true)
 			if err != nil {
 				return err
 			}
-			if policyFile != "" {
-				if opts.Policy, err = trust.LoadPolicy(policyFile); err != nil {
+			if opts.policyFile != "" {
+				if opts.install.Policy, err = trust.LoadPolicy(opts.policyFile); err != nil {
 					return command.WithCode(command.CodePolicyInvalid, command.Usage(err))
 				}
 			}
-			opts.Consent = consentFunc(fac, cmd, yes, hf.asJSON)
+			opts.install.Consent = consentFunc(fac, cmd, opts.yes, opts.home.asJSON)
 			bar := progress.Start(fac, cmd, "install", int64(len(srcs)), false)
-			opts.Progress = bar.Count
-			res, err := h.Install(cmd.Context(), srcs, opts)
+			opts.install.Progress = bar.Count
+			res, err := h.Install(cmd.Context(), srcs, opts.install)
 			bar.Done()
-			if err := hf.finish(cmd, res, consentHint(err, opts.Consent), false); err != nil || !opts.Report {
+			if err := opts.home.finish(cmd, res, consentHint(err, opts.install.Consent), false); err != nil || !opts.install.Report {
 				return err
 			}
-			hf.warnReports(cmd, res)
+			opts.home.warnReports(cmd, res)
 			return nil
 		},
 	}
-	hf.register(fac, cmd, true, true)
-	cmd.Flags().StringVar(&registry, "registry", os.Getenv("PLUGKIT_REGISTRY"), "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
-	cmd.Flags().StringVar(&channel, "channel", "", "registry channel to install from (default stable)")
-	cmd.Flags().StringVar(&release, "release", "", "registry release ID to install instead of a channel")
-	cmd.Flags().BoolVar(&yes, "yes", false, "consent to what the plugins may run without asking")
-	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "replace a plugin of the same name installed from another source")
-	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep a data directory that another source created")
-	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each plugin installed from a registry to it (POST /installations; a failed report is a warning)")
-	cmd.Flags().StringVar(&policyFile, "policy", "", "trust policy (JSON or YAML, docs/trust.md) to store in the home and apply from now on")
+	opts.home.register(fac, cmd, true, true)
+	cmd.Flags().StringVar(&opts.registry, "registry", os.Getenv("PLUGKIT_REGISTRY"), "Backplane registry base URL for plugin ids (default $PLUGKIT_REGISTRY)")
+	cmd.Flags().StringVar(&opts.channel, "channel", "", "registry channel to install from (default stable)")
+	cmd.Flags().StringVar(&opts.release, "release", "", "registry release ID to install instead of a channel")
+	cmd.Flags().BoolVar(&opts.yes, "yes", false, "consent to what the plugins may run without asking")
+	cmd.Flags().BoolVar(&opts.install.Replace, "replace", false, "replace a plugin of the same name installed from another source")
+	cmd.Flags().BoolVar(&opts.install.KeepData, "keep-data", false, "keep a data directory that another source created")
+	cmd.Flags().BoolVar(&opts.install.Report, "report", false, "report each plugin installed from a registry to it (POST /installations; a failed report is a warning)")
+	cmd.Flags().StringVar(&opts.policyFile, "policy", "", "trust policy (JSON or YAML, docs/trust.md) to store in the home and apply from now on")
 	return cmd
 }
 

@@ -77,9 +77,14 @@ func checkState(h *install.Home, in *install.Installed, e *ListEntry) {
 	e.Error = command.Detail(Error(err))
 }
 
+// listOptions are the flags of plugkit list.
+type listOptions struct {
+	home Flags
+}
+
 // NewCmdList builds plugkit list, which runs with fac.
 func NewCmdList(fac *factory.Factory) *cobra.Command {
-	var hf Flags
+	opts := &listOptions{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the plugins installed in the home",
@@ -102,7 +107,7 @@ error.`,
   plugkit list --home ./.plugkit --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(false)
+			h, err := opts.home.open(false)
 			if err != nil {
 				return err
 			}
@@ -122,13 +127,13 @@ error.`,
 				})
 			}
 			wg.Wait()
-			if err := command.Output(cmd, hf.asJSON, doc, func(w io.Writer) { printList(w, h.Dir(), doc) }); err != nil {
+			if err := command.Output(cmd, opts.home.asJSON, doc, func(w io.Writer) { printList(w, h.Dir(), doc) }); err != nil {
 				return err
 			}
 			return notOK(doc.Plugins)
 		},
 	}
-	hf.register(fac, cmd, false, false)
+	opts.home.register(fac, cmd, false, false)
 	return cmd
 }
 

@@ -33,9 +33,14 @@ different one policy-mismatch, and install, update and sync refuse both
 	return cmd
 }
 
+// policySetOptions are the flags of plugkit policy set.
+type policySetOptions struct {
+	home Flags
+	yes  bool
+}
+
 func newPolicySetCmd(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var yes bool
+	opts := &policySetOptions{}
 	cmd := &cobra.Command{
 		Use:   "set FILE",
 		Short: "Make FILE the home's trust policy",
@@ -60,23 +65,28 @@ does not admit, no consent), 2 usage, I/O or a malformed policy
 			if err != nil {
 				return command.WithCode(command.CodePolicyInvalid, command.Usage(err))
 			}
-			h, err := hf.open(true)
+			h, err := opts.home.open(true)
 			if err != nil {
 				return err
 			}
-			consent := policyConsent(fac, cmd, yes, hf.asJSON)
+			consent := policyConsent(fac, cmd, opts.yes, opts.home.asJSON)
 			c, err := h.SetPolicy(cmd.Context(), p, consent)
-			return hf.finishPolicy(cmd, c, err, consent == nil)
+			return opts.home.finishPolicy(cmd, c, err, consent == nil)
 		},
 	}
-	hf.register(fac, cmd, true, true)
-	cmd.Flags().BoolVar(&yes, "yes", false, "consent to the policy change without asking")
+	opts.home.register(fac, cmd, true, true)
+	cmd.Flags().BoolVar(&opts.yes, "yes", false, "consent to the policy change without asking")
 	return cmd
 }
 
+// policyRemoveOptions are the flags of plugkit policy remove.
+type policyRemoveOptions struct {
+	home Flags
+	yes  bool
+}
+
 func newPolicyRemoveCmd(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var yes bool
+	opts := &policyRemoveOptions{}
 	cmd := &cobra.Command{
 		Use:   "remove",
 		Short: "Remove the home's trust policy",
@@ -93,17 +103,17 @@ error.`,
   plugkit policy remove --yes --home ./.plugkit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(false)
+			h, err := opts.home.open(false)
 			if err != nil {
 				return err
 			}
-			consent := policyConsent(fac, cmd, yes, hf.asJSON)
+			consent := policyConsent(fac, cmd, opts.yes, opts.home.asJSON)
 			c, err := h.RemovePolicy(cmd.Context(), consent)
-			return hf.finishPolicy(cmd, c, err, consent == nil)
+			return opts.home.finishPolicy(cmd, c, err, consent == nil)
 		},
 	}
-	hf.register(fac, cmd, true, false)
-	cmd.Flags().BoolVar(&yes, "yes", false, "consent to removing the policy without asking")
+	opts.home.register(fac, cmd, true, false)
+	cmd.Flags().BoolVar(&opts.yes, "yes", false, "consent to removing the policy without asking")
 	return cmd
 }
 

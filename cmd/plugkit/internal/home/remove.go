@@ -7,10 +7,15 @@ import (
 	"github.com/plugkit/plugkit/install"
 )
 
+// removeOptions are the flags of plugkit remove.
+type removeOptions struct {
+	home   Flags
+	remove install.RemoveOptions
+}
+
 // NewCmdRemove builds plugkit remove, which runs with fac.
 func NewCmdRemove(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var opts install.RemoveOptions
+	opts := &removeOptions{}
 	cmd := &cobra.Command{
 		Use:   "remove NAME...",
 		Short: "Remove installed plugins (their data stays unless --purge)",
@@ -27,15 +32,15 @@ Exit status: 0 removed, 1 not installed or refused, 2 usage or I/O error.`,
   plugkit remove kv notes --purge --home ./.plugkit`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(false)
+			h, err := opts.home.open(false)
 			if err != nil {
 				return err
 			}
-			res, err := h.Remove(cmd.Context(), args, opts)
-			return hf.finish(cmd, res, err, false)
+			res, err := h.Remove(cmd.Context(), args, opts.remove)
+			return opts.home.finish(cmd, res, err, false)
 		},
 	}
-	hf.register(fac, cmd, true, false)
-	cmd.Flags().BoolVar(&opts.Purge, "purge", false, "also delete the plugins' data directories")
+	opts.home.register(fac, cmd, true, false)
+	cmd.Flags().BoolVar(&opts.remove.Purge, "purge", false, "also delete the plugins' data directories")
 	return cmd
 }

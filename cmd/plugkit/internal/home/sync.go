@@ -8,10 +8,15 @@ import (
 	"github.com/plugkit/plugkit/install"
 )
 
+// syncOptions are the flags of plugkit sync.
+type syncOptions struct {
+	home Flags
+	sync install.SyncOptions
+}
+
 // NewCmdSync builds plugkit sync, which runs with fac.
 func NewCmdSync(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var opts install.SyncOptions
+	opts := &syncOptions{}
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "Make the home match its lock file exactly",
@@ -47,18 +52,18 @@ error.`,
   cp reviewed/plugkit.lock ~/.local/share/plugkit/ && plugkit sync --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(true)
+			h, err := opts.home.open(true)
 			if err != nil {
 				return err
 			}
 			bar := progress.Start(fac, cmd, "sync", 0, false)
-			opts.Progress = bar.Count
-			res, err := h.Sync(cmd.Context(), opts)
+			opts.sync.Progress = bar.Count
+			res, err := h.Sync(cmd.Context(), opts.sync)
 			bar.Done()
-			return hf.finishOutcomes(cmd, res, err, false)
+			return opts.home.finishOutcomes(cmd, res, err, false)
 		},
 	}
-	hf.register(fac, cmd, true, true)
-	cmd.Flags().BoolVar(&opts.KeepData, "keep-data", false, "keep data directories that another source created")
+	opts.home.register(fac, cmd, true, true)
+	cmd.Flags().BoolVar(&opts.sync.KeepData, "keep-data", false, "keep data directories that another source created")
 	return cmd
 }

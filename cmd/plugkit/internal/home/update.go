@@ -8,11 +8,16 @@ import (
 	"github.com/plugkit/plugkit/install"
 )
 
+// updateOptions are the flags of plugkit update.
+type updateOptions struct {
+	home   Flags
+	update install.UpdateOptions
+	yes    bool
+}
+
 // NewCmdUpdate builds plugkit update, which runs with fac.
 func NewCmdUpdate(fac *factory.Factory) *cobra.Command {
-	var hf Flags
-	var opts install.UpdateOptions
-	var yes bool
+	opts := &updateOptions{}
 	cmd := &cobra.Command{
 		Use:   "update [NAME...]",
 		Short: "Update installed plugins from their sources, with consent to new launch surface",
@@ -50,26 +55,26 @@ refused or any plugin failed, 2 usage or I/O error.`,
   plugkit update kv --dry-run
   plugkit update kv --yes --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hf.open(true)
+			h, err := opts.home.open(true)
 			if err != nil {
 				return err
 			}
-			opts.Consent = consentFunc(fac, cmd, yes, hf.asJSON)
+			opts.update.Consent = consentFunc(fac, cmd, opts.yes, opts.home.asJSON)
 			bar := progress.Start(fac, cmd, "update", 0, false)
-			opts.Progress = bar.Count
-			res, err := h.Update(cmd.Context(), args, opts)
+			opts.update.Progress = bar.Count
+			res, err := h.Update(cmd.Context(), args, opts.update)
 			bar.Done()
-			if err := hf.finishOutcomes(cmd, res, consentHint(err, opts.Consent), opts.DryRun); err != nil || !opts.Report || opts.DryRun {
+			if err := opts.home.finishOutcomes(cmd, res, consentHint(err, opts.update.Consent), opts.update.DryRun); err != nil || !opts.update.Report || opts.update.DryRun {
 				return err
 			}
-			hf.warnReports(cmd, res)
+			opts.home.warnReports(cmd, res)
 			return nil
 		},
 	}
-	hf.register(fac, cmd, true, true)
-	cmd.Flags().BoolVar(&yes, "yes", false, "consent to launch surface changes without asking")
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "show what would change and write nothing")
-	cmd.Flags().BoolVar(&opts.ConsentOnCode, "consent-on-code", false, "also ask consent for changed files under the paths of ./ commands")
-	cmd.Flags().BoolVar(&opts.Report, "report", false, "report each plugin from a registry to it (POST /installations; a failed report is a warning)")
+	opts.home.register(fac, cmd, true, true)
+	cmd.Flags().BoolVar(&opts.yes, "yes", false, "consent to launch surface changes without asking")
+	cmd.Flags().BoolVar(&opts.update.DryRun, "dry-run", false, "show what would change and write nothing")
+	cmd.Flags().BoolVar(&opts.update.ConsentOnCode, "consent-on-code", false, "also ask consent for changed files under the paths of ./ commands")
+	cmd.Flags().BoolVar(&opts.update.Report, "report", false, "report each plugin from a registry to it (POST /installations; a failed report is a warning)")
 	return cmd
 }

@@ -31,9 +31,14 @@ type referrerRef struct {
 	Size         int64  `json:"size"`
 }
 
+// copyOptions are the flags of plugkit copy.
+type copyOptions struct {
+	oci remote.OCIFlags
+}
+
 // NewCmdCopy builds plugkit copy, which runs with fac.
 func NewCmdCopy(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
+	opts := &copyOptions{}
 	cmd := &cobra.Command{
 		Use:   "copy SRC DST",
 		Short: "Copy a plugin artifact and all its referrers between registries and layouts",
@@ -68,7 +73,7 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			if dstRef.Tag == "" {
 				dstRef.Tag = srcRef.Tag
 			}
-			src, err := f.Open(ctx, srcRef, false)
+			src, err := opts.oci.Open(ctx, srcRef, false)
 			if err != nil {
 				return err
 			}
@@ -78,7 +83,7 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			if err != nil {
 				return remote.OCIFailure(srcRef, err)
 			}
-			dst, err := f.Open(ctx, dstRef, true)
+			dst, err := opts.oci.Open(ctx, dstRef, true)
 			if err != nil {
 				return err
 			}
@@ -91,7 +96,7 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			}
 			res := copyResult{Source: srcRef.String(), Destination: dstRef.String(), Digest: c.Plugin.Descriptor.Digest.String(),
 				Name: c.Plugin.Package.Name, Version: c.Plugin.Package.Version, Referrers: referrerRefs(c)}
-			return command.Output(cmd, f.JSON, res, func(w io.Writer) {
+			return command.Output(cmd, opts.oci.JSON, res, func(w io.Writer) {
 				fmt.Fprintf(w, "copied %s %s\ndigest:    %s\nto:        %s\nreferrers: %d\n", terminal.Safe(res.Name), terminal.Safe(res.Version),
 					res.Digest, terminal.Safe(res.Destination), len(res.Referrers))
 				for _, r := range res.Referrers {
@@ -100,7 +105,7 @@ Exit status: 0 copied, 1 refused, 2 usage, network or I/O error.`,
 			})
 		},
 	}
-	f.Register(fac, cmd)
+	opts.oci.Register(fac, cmd)
 	return cmd
 }
 

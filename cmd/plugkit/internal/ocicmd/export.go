@@ -34,10 +34,15 @@ type exportedPlugin struct {
 	Referrers []referrerRef `json:"referrers"`
 }
 
+// exportOptions are the flags of plugkit export.
+type exportOptions struct {
+	oci   remote.OCIFlags
+	check bool
+}
+
 // NewCmdExport builds plugkit export, which runs with fac.
 func NewCmdExport(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
-	var check bool
+	opts := &exportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export REF... FILE.tar",
 		Short: "Write plugins, their blobs and all their referrers as one air-gap layout tar",
@@ -70,11 +75,11 @@ Exit status: 0 written, 1 refused, 2 usage, network or I/O error.`,
   plugkit export --check oci-layout:./plugins@sha256:a81d...b4 release-notes.tar`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExport(cmd, f, oci.ExportOptions{Check: check}, args[:len(args)-1], args[len(args)-1])
+			return runExport(cmd, opts.oci, oci.ExportOptions{Check: opts.check}, args[:len(args)-1], args[len(args)-1])
 		},
 	}
-	f.Register(fac, cmd)
-	cmd.Flags().BoolVar(&check, "check", false, "also unpack and validate each plugin's layer, as pull does")
+	opts.oci.Register(fac, cmd)
+	cmd.Flags().BoolVar(&opts.check, "check", false, "also unpack and validate each plugin's layer, as pull does")
 	return cmd
 }
 

@@ -15,10 +15,15 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
+// fetchOptions are the flags of plugkit fetch.
+type fetchOptions struct {
+	registry remote.RegistryFlags
+	q        distribution.ResolveQuery
+}
+
 // NewCmdFetch builds plugkit fetch, which runs with fac.
 func NewCmdFetch(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
-	var q distribution.ResolveQuery
+	opts := &fetchOptions{}
 	cmd := &cobra.Command{
 		Use:   "fetch PLUGIN|DIGEST DIR",
 		Short: "Download, verify and unpack a plugin into a new directory",
@@ -39,12 +44,12 @@ rejected plugin, 2 usage or I/O error (DIR not empty included).`,
   plugkit fetch sha256:3f1c...e9 ./pinned --registry https://plugins.example.com --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFetch(fac, cmd, &rf, q, args[0], args[1])
+			return runFetch(fac, cmd, &opts.registry, opts.q, args[0], args[1])
 		},
 	}
-	rf.Register(cmd)
-	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
-	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to fetch instead of a channel: PLUGIN@VERSION, or just VERSION")
+	opts.registry.Register(cmd)
+	cmd.Flags().StringVar(&opts.q.Channel, "channel", "", "channel to resolve (default stable)")
+	cmd.Flags().StringVar(&opts.q.ReleaseID, "release", "", "release to fetch instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
 }
 

@@ -25,11 +25,16 @@ type loginResult struct {
 	Username string `json:"username"`
 }
 
+// loginOptions are the flags of plugkit login.
+type loginOptions struct {
+	oci           remote.OCIFlags
+	username      string
+	passwordStdin bool
+}
+
 // NewCmdLogin builds plugkit login, which runs with fac.
 func NewCmdLogin(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
-	var username string
-	var passwordStdin bool
+	opts := &loginOptions{}
 	cmd := &cobra.Command{
 		Use:   "login REGISTRY",
 		Short: "Check credentials against an OCI registry and store them",
@@ -50,26 +55,26 @@ error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host := args[0]
-			cred, err := readCredential(fac, cmd, username, passwordStdin)
+			cred, err := readCredential(fac, cmd, opts.username, opts.passwordStdin)
 			if err != nil {
 				return err
 			}
-			opts, err := f.Remote()
+			remoteOpts, err := opts.oci.Remote()
 			if err != nil {
 				return err
 			}
-			if err := oci.Login(cmd.Context(), opts.Credentials, host, cred, opts); err != nil {
+			if err := oci.Login(cmd.Context(), remoteOpts.Credentials, host, cred, remoteOpts); err != nil {
 				return command.WithCode(command.CodeRegistry, command.Failed(err))
 			}
 			res := loginResult{Registry: host, Username: cred.Username}
-			return command.Output(cmd, f.JSON, res, func(w io.Writer) {
+			return command.Output(cmd, opts.oci.JSON, res, func(w io.Writer) {
 				fmt.Fprintf(w, "logged in to %s as %s\n", terminal.Safe(host), terminal.Safe(cred.Username))
 			})
 		},
 	}
-	f.Register(fac, cmd)
-	cmd.Flags().StringVarP(&username, "username", "u", "", "user name (prompted for on a terminal when missing)")
-	cmd.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read the password or token from standard input")
+	opts.oci.Register(fac, cmd)
+	cmd.Flags().StringVarP(&opts.username, "username", "u", "", "user name (prompted for on a terminal when missing)")
+	cmd.Flags().BoolVar(&opts.passwordStdin, "password-stdin", false, "read the password or token from standard input")
 	return cmd
 }
 

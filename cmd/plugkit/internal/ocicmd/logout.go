@@ -12,9 +12,14 @@ import (
 	"github.com/plugkit/plugkit/oci"
 )
 
+// logoutOptions are the flags of plugkit logout.
+type logoutOptions struct {
+	asJSON bool
+}
+
 // NewCmdLogout builds plugkit logout, which runs with fac.
 func NewCmdLogout(fac *factory.Factory) *cobra.Command {
-	var asJSON bool
+	opts := &logoutOptions{}
 	cmd := &cobra.Command{
 		Use:   "logout REGISTRY",
 		Short: "Remove the stored credentials of an OCI registry",
@@ -33,11 +38,11 @@ Exit status: 0 removed, 2 usage or I/O error.`,
 			if err := oci.Logout(cmd.Context(), store, args[0]); err != nil {
 				return command.Usage(err)
 			}
-			return command.Output(cmd, asJSON, map[string]string{"registry": args[0]}, func(w io.Writer) {
+			return command.Output(cmd, opts.asJSON, map[string]string{"registry": args[0]}, func(w io.Writer) {
 				fmt.Fprintf(w, "logged out of %s\n", terminal.Safe(args[0]))
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }

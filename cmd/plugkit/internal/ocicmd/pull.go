@@ -40,9 +40,14 @@ type pullResult struct {
 // two rounds of interleaved runs (bench/oci.sh's pull, at load 6 to 9).
 const pullGCPercent = 400
 
+// pullOptions are the flags of plugkit pull.
+type pullOptions struct {
+	oci remote.OCIFlags
+}
+
 // NewCmdPull builds plugkit pull, which runs with fac.
 func NewCmdPull(fac *factory.Factory) *cobra.Command {
-	f := remote.OCIFlags{Bar: "pull"}
+	opts := &pullOptions{oci: remote.OCIFlags{Bar: "pull"}}
 	cmd := &cobra.Command{
 		Use:   "pull REF DIR",
 		Short: "Fetch a plugin from an OCI registry or layout into a new directory",
@@ -74,7 +79,7 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			if err := snapshot.CheckNewDir(args[1]); err != nil {
 				return command.Usage(err)
 			}
-			ropts, err := f.Remote()
+			ropts, err := opts.oci.Remote()
 			if err != nil {
 				return err
 			}
@@ -97,12 +102,12 @@ rejected plugin, registry refusal), 2 usage, network or I/O error.`,
 			}
 			res := pullResult{Reference: ref.String(), Digest: p.Identity, Name: p.Package.Name, Version: p.Package.Version,
 				Path: args[1], Files: len(p.Package.Snapshot.Files), Diagnostics: command.NonNil(p.Package.Diagnostics)}
-			return command.Output(cmd, f.JSON, res, func(w io.Writer) {
+			return command.Output(cmd, opts.oci.JSON, res, func(w io.Writer) {
 				command.PrintDiagnostics(w, res.Diagnostics)
 				fmt.Fprintf(w, "pulled %s %s\ndigest: %s\nfiles:  %d\npath:   %s\n", terminal.Safe(res.Name), terminal.Safe(res.Version), res.Digest, res.Files, terminal.Safe(res.Path))
 			})
 		},
 	}
-	f.Register(fac, cmd)
+	opts.oci.Register(fac, cmd)
 	return cmd
 }

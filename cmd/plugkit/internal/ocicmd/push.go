@@ -30,10 +30,15 @@ type pushResult struct {
 	Diagnostics  []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
+// pushOptions are the flags of plugkit push.
+type pushOptions struct {
+	oci         remote.OCIFlags
+	allowErrors bool
+}
+
 // NewCmdPush builds plugkit push, which runs with fac.
 func NewCmdPush(fac *factory.Factory) *cobra.Command {
-	f := remote.OCIFlags{Bar: "push"}
-	var allowErrors bool
+	opts := &pushOptions{oci: remote.OCIFlags{Bar: "push"}}
 	cmd := &cobra.Command{
 		Use:   "push SOURCE REF",
 		Short: "Validate a plugin and push it to an OCI registry or layout",
@@ -60,11 +65,11 @@ Exit status: 0 pushed, 1 refused (invalid plugin, registry refusal),
   plugkit push release-notes-1.2.0.tar.gz oci-layout:./layout:1.2.0`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPush(cmd, f, args[0], args[1], allowErrors)
+			return runPush(cmd, opts.oci, args[0], args[1], opts.allowErrors)
 		},
 	}
-	f.Register(fac, cmd)
-	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "push a plugin that loads with error diagnostics")
+	opts.oci.Register(fac, cmd)
+	cmd.Flags().BoolVar(&opts.allowErrors, "allow-errors", false, "push a plugin that loads with error diagnostics")
 	return cmd
 }
 

@@ -12,9 +12,14 @@ import (
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/remote"
 )
 
+// catalogOptions are the flags of plugkit catalog.
+type catalogOptions struct {
+	registry remote.RegistryFlags
+}
+
 // NewCmdCatalog builds plugkit catalog, which runs with fac.
 func NewCmdCatalog(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
+	opts := &catalogOptions{}
 	cmd := &cobra.Command{
 		Use:   "catalog",
 		Short: "List a registry's plugins and their channels",
@@ -29,15 +34,15 @@ error.`,
   plugkit catalog --registry https://plugins.example.com --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
 			cat, err := c.Catalog(cmd.Context())
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "read", Role: "reader"}, err)
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "read", Role: "reader"}, err)
 			}
-			return command.Output(cmd, rf.JSON, cat, func(w io.Writer) {
+			return command.Output(cmd, opts.registry.JSON, cat, func(w io.Writer) {
 				for _, p := range cat.Plugins {
 					var chans []string
 					for ch, rel := range p.Channels {
@@ -49,6 +54,6 @@ error.`,
 			})
 		},
 	}
-	rf.Register(cmd)
+	opts.registry.Register(cmd)
 	return cmd
 }

@@ -23,8 +23,13 @@ func NewCmdChannel(fac *factory.Factory) *cobra.Command {
 	return cmd
 }
 
+// channelSetOptions are the flags of plugkit channel set.
+type channelSetOptions struct {
+	registry remote.RegistryFlags
+}
+
 func newChannelSetCmd() *cobra.Command {
-	var rf remote.RegistryFlags
+	opts := &channelSetOptions{}
 	cmd := &cobra.Command{
 		Use:   "set PLUGIN CHANNEL RELEASE",
 		Short: "Point a channel of a plugin at one of its releases",
@@ -48,20 +53,20 @@ Exit status: 0 set, 1 refused or not found, 2 usage error.`,
 					return command.Usage(err)
 				}
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
 			rel, err := c.SetChannel(cmd.Context(), u)
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "move a channel", Role: "publisher",
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "move a channel", Role: "publisher",
 					PluginID: u.PluginID, ReleaseID: u.ReleaseID}, err)
 			}
-			return command.Output(cmd, rf.JSON, rel, func(w io.Writer) {
+			return command.Output(cmd, opts.registry.JSON, rel, func(w io.Writer) {
 				command.Printf(w, "%s: %s now points at %s\n", u.PluginID, u.Channel, rel.ID)
 			})
 		},
 	}
-	rf.Register(cmd)
+	opts.registry.Register(cmd)
 	return cmd
 }

@@ -12,9 +12,14 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
+// installationsOptions are the flags of plugkit installations.
+type installationsOptions struct {
+	registry remote.RegistryFlags
+}
+
 // NewCmdInstallations builds plugkit installations, which runs with fac.
 func NewCmdInstallations(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
+	opts := &installationsOptions{}
 	cmd := &cobra.Command{
 		Use:   "installations [PLUGIN]",
 		Short: "List the installation reports a registry holds",
@@ -38,15 +43,15 @@ Exit status: 0 listed, 1 refused or unreachable, 2 usage error.`,
 					return command.Usage(err)
 				}
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
 			list, err := c.Installations(cmd.Context(), plugin)
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "list installations", Role: "reader", PluginID: plugin}, err)
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "list installations", Role: "reader", PluginID: plugin}, err)
 			}
-			return command.Output(cmd, rf.JSON, distribution.Installations{Installations: list}, func(w io.Writer) {
+			return command.Output(cmd, opts.registry.JSON, distribution.Installations{Installations: list}, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				command.Printf(tw, "PLUGIN\tRELEASE\tSTATUS\tHOST\tREPORTER\tREPORTED\tID\n")
 				for _, in := range list {
@@ -57,7 +62,7 @@ Exit status: 0 listed, 1 refused or unreachable, 2 usage error.`,
 			})
 		},
 	}
-	rf.Register(cmd)
+	opts.registry.Register(cmd)
 	return cmd
 }
 

@@ -41,8 +41,13 @@ an admin grants it to someone.`,
 	return cmd
 }
 
+// ownersListOptions are the flags of plugkit owners list.
+type ownersListOptions struct {
+	registry remote.RegistryFlags
+}
+
 func newOwnersListCmd() *cobra.Command {
-	var rf remote.RegistryFlags
+	opts := &ownersListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list PLUGIN",
 		Short: "List the owners of a plugin",
@@ -56,23 +61,28 @@ Exit status: 0 listed, 1 refused or not found, 2 usage error.`,
 			if err := distribution.CheckPluginID(args[0]); err != nil {
 				return command.Usage(err)
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
 			o, err := c.Owners(cmd.Context(), args[0])
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "list owners", Role: "publisher", PluginID: args[0]}, err)
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "list owners", Role: "publisher", PluginID: args[0]}, err)
 			}
-			return command.Output(cmd, rf.JSON, o, func(w io.Writer) { printOwners(w, o) })
+			return command.Output(cmd, opts.registry.JSON, o, func(w io.Writer) { printOwners(w, o) })
 		},
 	}
-	rf.Register(cmd)
+	opts.registry.Register(cmd)
 	return cmd
 }
 
+// ownersChangeOptions are the flags of plugkit owners grant and owners revoke.
+type ownersChangeOptions struct {
+	registry remote.RegistryFlags
+}
+
 func newOwnersChangeCmd(action, short, long string) *cobra.Command {
-	var rf remote.RegistryFlags
+	opts := &ownersChangeOptions{}
 	cmd := &cobra.Command{
 		Use:   action + " PLUGIN IDENTITY",
 		Short: short,
@@ -89,18 +99,18 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 					return command.Usage(err)
 				}
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
 			o, err := c.ChangeOwners(cmd.Context(), u)
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "change owners", Role: "admin", PluginID: u.PluginID}, err)
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "change owners", Role: "admin", PluginID: u.PluginID}, err)
 			}
-			return command.Output(cmd, rf.JSON, o, func(w io.Writer) { printOwners(w, o) })
+			return command.Output(cmd, opts.registry.JSON, o, func(w io.Writer) { printOwners(w, o) })
 		},
 	}
-	rf.Register(cmd)
+	opts.registry.Register(cmd)
 	return cmd
 }
 

@@ -25,11 +25,17 @@ type publishResult struct {
 	Diagnostics []agentplugin.Diagnostic `json:"diagnostics"`
 }
 
+// publishOptions are the flags of plugkit publish.
+type publishOptions struct {
+	registry    remote.RegistryFlags
+	channel     string
+	allowErrors bool
+	strictLinks bool
+}
+
 // NewCmdPublish builds plugkit publish, which runs with fac.
 func NewCmdPublish(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
-	var channel string
-	var allowErrors, strictLinks bool
+	opts := &publishOptions{}
 	cmd := &cobra.Command{
 		Use:   "publish PATH",
 		Short: "Publish a plugin directory or archive to a registry",
@@ -54,40 +60,40 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
   plugkit publish demo-1.0.0.tar.gz --registry https://plugins.example.com --channel beta --token-file ~/.plugkit-token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
-			if channel != "" {
-				if err := distribution.CheckChannel(channel); err != nil {
+			if opts.channel != "" {
+				if err := distribution.CheckChannel(opts.channel); err != nil {
 					return command.Usage(err)
 				}
 			}
-			body, report, err := publishBytes(cmd, args[0], strictLinks)
+			body, report, err := publishBytes(cmd, args[0], opts.strictLinks)
 			if err != nil {
 				return err
 			}
 			c.HTTPClient = progress.Client(fac, cmd, "publish "+report.Plugin.Name, progress.TransferTimeout)
-			if !rf.JSON {
+			if !opts.registry.JSON {
 				build.PrintValidateReport(cmd.OutOrStdout(), report, false)
 			}
-			if report.ExitCode() != command.ExitOK && !allowErrors {
+			if report.ExitCode() != command.ExitOK && !opts.allowErrors {
 				return command.WithDiagnostics(command.WithCode(command.CodeInvalid, command.Failed(&command.SummaryError{
 					Msg: args[0] + " has error diagnostics: not published (--allow-errors publishes it anyway)",
 				})), report.Diagnostics)
 			}
-			res, err := c.Publish(cmd.Context(), body, channel)
+			res, err := c.Publish(cmd.Context(), body, opts.channel)
 			if err != nil {
 				req := remote.Request{Action: "publish", Role: "publisher", PluginID: report.Plugin.Name,
 					ReleaseID: distribution.ReleaseID(report.Plugin.Name, report.Plugin.Version, archive.Digest(body))}
-				err = rf.Refused(cmd, c, req, err)
+				err = opts.registry.Refused(cmd, c, req, err)
 				if len(command.ErrorDiagnostics(err)) == 0 {
 					err = command.WithDiagnostics(err, report.Diagnostics) // for the --json failure document
 				}
 				return err
 			}
 			doc := publishResult{PublishResult: *res, Diagnostics: report.Diagnostics}
-			return command.Output(cmd, rf.JSON, doc, func(w io.Writer) {
+			return command.Output(cmd, opts.registry.JSON, doc, func(w io.Writer) {
 				note := ""
 				if !res.Created {
 					note = " (already published)"
@@ -97,10 +103,10 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 			})
 		},
 	}
-	rf.Register(cmd)
-	cmd.Flags().StringVar(&channel, "channel", "", "channel to point at the release (default stable)")
-	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "publish a plugin that has error diagnostics")
-	input.RegisterStrictLinks(cmd, &strictLinks)
+	opts.registry.Register(cmd)
+	cmd.Flags().StringVar(&opts.channel, "channel", "", "channel to point at the release (default stable)")
+	cmd.Flags().BoolVar(&opts.allowErrors, "allow-errors", false, "publish a plugin that has error diagnostics")
+	input.RegisterStrictLinks(cmd, &opts.strictLinks)
 	return cmd
 }
 

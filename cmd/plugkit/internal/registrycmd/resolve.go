@@ -11,10 +11,15 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
+// resolveOptions are the flags of plugkit resolve.
+type resolveOptions struct {
+	registry remote.RegistryFlags
+	q        distribution.ResolveQuery
+}
+
 // NewCmdResolve builds plugkit resolve, which runs with fac.
 func NewCmdResolve(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
-	var q distribution.ResolveQuery
+	opts := &resolveOptions{}
 	cmd := &cobra.Command{
 		Use:   "resolve PLUGIN",
 		Short: "Resolve a plugin's channel or release to its artifact digest",
@@ -30,27 +35,27 @@ Exit status: 0 resolved, 1 refused or not found, 2 usage error.`,
   plugkit resolve release-notes --release release-notes@1.2.0 --registry http://127.0.0.1:8080`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q.PluginID = args[0]
-			if err := remote.CheckResolveQuery(&q); err != nil {
+			opts.q.PluginID = args[0]
+			if err := remote.CheckResolveQuery(&opts.q); err != nil {
 				return command.Usage(err)
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
-			rel, err := c.Resolve(cmd.Context(), q)
+			rel, err := c.Resolve(cmd.Context(), opts.q)
 			if err == nil {
-				err = distribution.CheckRelease(q, rel)
+				err = distribution.CheckRelease(opts.q, rel)
 			}
 			if err != nil {
-				return rf.Refused(cmd, c, remote.ResolveRequest(q), err)
+				return opts.registry.Refused(cmd, c, remote.ResolveRequest(opts.q), err)
 			}
-			return command.Output(cmd, rf.JSON, rel, func(w io.Writer) { printRelease(w, rel) })
+			return command.Output(cmd, opts.registry.JSON, rel, func(w io.Writer) { printRelease(w, rel) })
 		},
 	}
-	rf.Register(cmd)
-	cmd.Flags().StringVar(&q.Channel, "channel", "", "channel to resolve (default stable)")
-	cmd.Flags().StringVar(&q.ReleaseID, "release", "", "release to look up instead of a channel: PLUGIN@VERSION, or just VERSION")
+	opts.registry.Register(cmd)
+	cmd.Flags().StringVar(&opts.q.Channel, "channel", "", "channel to resolve (default stable)")
+	cmd.Flags().StringVar(&opts.q.ReleaseID, "release", "", "release to look up instead of a channel: PLUGIN@VERSION, or just VERSION")
 	return cmd
 }
 

@@ -12,10 +12,15 @@ import (
 	"github.com/plugkit/plugkit/distribution"
 )
 
+// yankOptions are the flags of plugkit yank.
+type yankOptions struct {
+	registry remote.RegistryFlags
+	undo     bool
+}
+
 // NewCmdYank builds plugkit yank, which runs with fac.
 func NewCmdYank(fac *factory.Factory) *cobra.Command {
-	var rf remote.RegistryFlags
-	var undo bool
+	opts := &yankOptions{}
 	cmd := &cobra.Command{
 		Use:   "yank RELEASE",
 		Short: "Withdraw a release from its channels (or restore it with --undo)",
@@ -36,16 +41,16 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 			if err := distribution.CheckReleaseID(id); err != nil {
 				return command.Usage(err)
 			}
-			c, err := rf.Client()
+			c, err := opts.registry.Client()
 			if err != nil {
 				return err
 			}
-			rel, err := c.Yank(cmd.Context(), id, !undo)
+			rel, err := c.Yank(cmd.Context(), id, !opts.undo)
 			if err != nil {
-				return rf.Refused(cmd, c, remote.Request{Action: "yank", Role: "publisher",
+				return opts.registry.Refused(cmd, c, remote.Request{Action: "yank", Role: "publisher",
 					PluginID: pluginOfRelease(id), ReleaseID: id}, err)
 			}
-			return command.Output(cmd, rf.JSON, rel, func(w io.Writer) {
+			return command.Output(cmd, opts.registry.JSON, rel, func(w io.Writer) {
 				if rel.Yanked {
 					command.Printf(w, "yanked %s\n", rel.ID)
 				} else {
@@ -54,8 +59,8 @@ Exit status: 0 done, 1 refused or not found, 2 usage error.`,
 			})
 		},
 	}
-	rf.Register(cmd)
-	cmd.Flags().BoolVar(&undo, "undo", false, "restore a yanked release")
+	opts.registry.Register(cmd)
+	cmd.Flags().BoolVar(&opts.undo, "undo", false, "restore a yanked release")
 	return cmd
 }
 

@@ -171,11 +171,14 @@ interrupted (then nothing is reported about the servers).`,
 	return cmd
 }
 
+// mcpCallOptions are the flags of plugkit mcp call.
+type mcpCallOptions struct {
+	flags   mcpFlags
+	rawArgs string
+}
+
 func newMCPCallCmd(fac *factory.Factory) *cobra.Command {
-	var (
-		flags   mcpFlags
-		rawArgs string
-	)
+	opts := &mcpCallOptions{}
 	cmd := &cobra.Command{
 		Use:   "call PLUGIN SERVER TOOL",
 		Short: "Start one MCP server of a plugin and call one of its tools",
@@ -193,18 +196,18 @@ or an unreadable PLUGIN, 130 when interrupted.`,
   plugkit mcp call --timeout 2m --inherit-env AWS_PROFILE ./my-plugin s3 list_buckets`,
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			arguments, err := parseToolArgs(rawArgs)
+			arguments, err := parseToolArgs(opts.rawArgs)
 			if err != nil {
 				return command.Usage(err)
 			}
-			report, err := runMCPCall(cmd.Context(), &flags, args[0], args[1], args[2], arguments)
+			report, err := runMCPCall(cmd.Context(), &opts.flags, args[0], args[1], args[2], arguments)
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
 			if err != nil {
 				return command.Explain(cmd, err)
 			}
-			if err := command.Output(cmd, flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
+			if err := command.Output(cmd, opts.flags.asJSON, report, func(w io.Writer) { printMCPCall(w, report) }); err != nil {
 				return err
 			}
 			if report.IsError {
@@ -213,8 +216,8 @@ or an unreadable PLUGIN, 130 when interrupted.`,
 			return nil
 		},
 	}
-	flags.register(fac, cmd)
-	cmd.Flags().StringVar(&rawArgs, "args", "{}", "tool arguments, a JSON object")
+	opts.flags.register(fac, cmd)
+	cmd.Flags().StringVar(&opts.rawArgs, "args", "{}", "tool arguments, a JSON object")
 	return cmd
 }
 

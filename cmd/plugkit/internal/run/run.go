@@ -119,7 +119,7 @@ func (f *runFlags) openHome() (*install.Home, error) {
 	if err != nil || dir == "" {
 		return nil, err
 	}
-	return homecmd.Open(dir)
+	return homecmd.Open(f.fac, dir)
 }
 
 // runnable is a plugin ready to run: loaded, and on disk.

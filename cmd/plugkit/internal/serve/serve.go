@@ -301,10 +301,15 @@ type GCResult struct {
 	Data string `json:"data"`
 }
 
+// serveGcOptions are the flags of plugkit serve gc.
+type serveGcOptions struct {
+	storage storageFlags
+	gc      registry.GCOptions
+	asJSON  bool
+}
+
 func newServeGCCmd() *cobra.Command {
-	var f storageFlags
-	var opts registry.GCOptions
-	var asJSON bool
+	opts := &serveGcOptions{}
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove blobs that no release refers to",
@@ -321,10 +326,10 @@ Exit status: 0 collected, 2 usage or I/O error.`,
   plugkit serve gc --data /var/lib/plugkit --grace 1h --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Grace <= 0 {
+			if opts.gc.Grace <= 0 {
 				return command.Usagef("--grace must be positive")
 			}
-			cfg, err := f.config(cmd)
+			cfg, err := opts.storage.config(cmd)
 			if err != nil {
 				return err
 			}
@@ -338,11 +343,11 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 				return command.Usage(err)
 			}
 			defer st.Close()
-			rep, err := registry.CollectGarbage(cmd.Context(), st.Store, st.Blobs, opts)
+			rep, err := registry.CollectGarbage(cmd.Context(), st.Store, st.Blobs, opts.gc)
 			if err != nil {
 				return command.Usage(err)
 			}
-			return command.Output(cmd, asJSON, GCResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
+			return command.Output(cmd, opts.asJSON, GCResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
 				verb := "removed"
 				if rep.DryRun {
 					verb = "would remove"
@@ -355,9 +360,9 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			})
 		},
 	}
-	f.register(cmd, true)
-	cmd.Flags().DurationVar(&opts.Grace, "grace", registry.DefaultGCGrace, "keep unreferenced blobs younger than this")
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed, remove nothing")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	opts.storage.register(cmd, true)
+	cmd.Flags().DurationVar(&opts.gc.Grace, "grace", registry.DefaultGCGrace, "keep unreferenced blobs younger than this")
+	cmd.Flags().BoolVar(&opts.gc.DryRun, "dry-run", false, "list what would be removed, remove nothing")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }

@@ -10,9 +10,14 @@ import (
 	"github.com/plugkit/plugkit/registry/storage"
 )
 
+// serveMigrateOptions are the flags of plugkit serve migrate.
+type serveMigrateOptions struct {
+	storage storageFlags
+	asJSON  bool
+}
+
 func newServeMigrateCmd() *cobra.Command {
-	var f storageFlags
-	var asJSON bool
+	opts := &serveMigrateOptions{}
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring the registry's database schema up to date, and nothing else",
@@ -28,7 +33,7 @@ SQLite).`,
   PLUGKIT_DATABASE_URL=postgres://plugkit:…@db/plugkit plugkit serve migrate --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.config(cmd)
+			cfg, err := opts.storage.config(cmd)
 			if err != nil {
 				return err
 			}
@@ -36,7 +41,7 @@ SQLite).`,
 			if err != nil {
 				return command.Failed(err)
 			}
-			return command.Output(cmd, asJSON, map[string]any{"migrations": ms}, func(w io.Writer) {
+			return command.Output(cmd, opts.asJSON, map[string]any{"migrations": ms}, func(w io.Writer) {
 				applied := 0
 				for _, m := range ms {
 					if m.Applied {
@@ -48,7 +53,7 @@ SQLite).`,
 			})
 		},
 	}
-	f.register(cmd, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	opts.storage.register(cmd, false)
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }

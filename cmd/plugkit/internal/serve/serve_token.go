@@ -62,10 +62,18 @@ type tokenDoc struct {
 	Token string `json:"token"`
 }
 
+// tokenAddOptions are the flags of plugkit serve token add.
+type tokenAddOptions struct {
+	storage   storageFlags
+	reader    bool
+	publisher bool
+	admin     bool
+	asJSON    bool
+	name      string
+}
+
 func newTokenAddCmd() *cobra.Command {
-	var f storageFlags
-	var reader, publisher, admin, asJSON bool
-	var name string
+	opts := &tokenAddOptions{}
 	cmd := &cobra.Command{
 		Use:   "add (--reader | --publisher | --admin) [--name N]",
 		Short: "Create a token and print it once",
@@ -76,7 +84,7 @@ cannot be shown again. With --json: {"id", "name", "role", "token"}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			role := ""
-			for r, set := range map[string]bool{store.RoleReader: reader, store.RolePublisher: publisher, store.RoleAdmin: admin} {
+			for r, set := range map[string]bool{store.RoleReader: opts.reader, store.RolePublisher: opts.publisher, store.RoleAdmin: opts.admin} {
 				if set && role != "" {
 					return command.Usage(errors.New("give one of --reader, --publisher and --admin"))
 				}
@@ -87,32 +95,37 @@ cannot be shown again. With --json: {"id", "name", "role", "token"}.`,
 			if role == "" {
 				return command.Usage(errors.New("give one of --reader, --publisher and --admin"))
 			}
-			return withTokens(cmd, &f, func(ts store.Tokens) error {
-				t, secret, err := registry.NewToken(cmd.Context(), ts, role, name)
+			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
+				t, secret, err := registry.NewToken(cmd.Context(), ts, role, opts.name)
 				if err != nil {
 					return command.Failed(err)
 				}
 				doc := tokenDoc{ID: t.ID, Name: t.Name, Role: t.Role, Token: secret}
-				return command.Output(cmd, asJSON, doc, func(w io.Writer) {
+				return command.Output(cmd, opts.asJSON, doc, func(w io.Writer) {
 					fmt.Fprintf(w, "id:    %s\nname:  %s\nrole:  %s\ntoken: %s\n", t.ID, terminal.Safe(t.Name), t.Role, secret)
 					fmt.Fprintln(cmd.ErrOrStderr(), "Store the token now: it is not shown again.")
 				})
 			})
 		},
 	}
-	f.register(cmd, false)
+	opts.storage.register(cmd, false)
 	fl := cmd.Flags()
-	fl.BoolVar(&reader, "reader", false, "the token may read and report installations")
-	fl.BoolVar(&publisher, "publisher", false, "the token may publish new plugins and write to those it owns")
-	fl.BoolVar(&admin, "admin", false, "the token may do everything, to every plugin")
-	fl.StringVar(&name, "name", "", "a label for people (at most 128 printable bytes)")
-	fl.BoolVar(&asJSON, "json", false, "print one JSON document")
+	fl.BoolVar(&opts.reader, "reader", false, "the token may read and report installations")
+	fl.BoolVar(&opts.publisher, "publisher", false, "the token may publish new plugins and write to those it owns")
+	fl.BoolVar(&opts.admin, "admin", false, "the token may do everything, to every plugin")
+	fl.StringVar(&opts.name, "name", "", "a label for people (at most 128 printable bytes)")
+	fl.BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
+// tokenListOptions are the flags of plugkit serve token list.
+type tokenListOptions struct {
+	storage storageFlags
+	asJSON  bool
+}
+
 func newTokenListCmd() *cobra.Command {
-	var f storageFlags
-	var asJSON bool
+	opts := &tokenListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the database tokens (never the tokens themselves)",
@@ -122,12 +135,12 @@ revoked, revocation date. With --json: {"tokens": [{"id", "name", "role",
 		Example: `  plugkit serve token list --data ./registry`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withTokens(cmd, &f, func(ts store.Tokens) error {
+			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
 				list, err := ts.ListTokens(cmd.Context())
 				if err != nil {
 					return command.Failed(err)
 				}
-				return command.Output(cmd, asJSON, map[string]any{"tokens": list}, func(w io.Writer) {
+				return command.Output(cmd, opts.asJSON, map[string]any{"tokens": list}, func(w io.Writer) {
 					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "ID\tROLE\tCREATED\tREVOKED\tNAME")
 					for _, t := range list {
@@ -142,14 +155,19 @@ revoked, revocation date. With --json: {"tokens": [{"id", "name", "role",
 			})
 		},
 	}
-	f.register(cmd, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	opts.storage.register(cmd, false)
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 
+// tokenRevokeOptions are the flags of plugkit serve token revoke.
+type tokenRevokeOptions struct {
+	storage storageFlags
+	asJSON  bool
+}
+
 func newTokenRevokeCmd() *cobra.Command {
-	var f storageFlags
-	var asJSON bool
+	opts := &tokenRevokeOptions{}
 	cmd := &cobra.Command{
 		Use:   "revoke ID",
 		Short: "Revoke a database token on every replica",
@@ -159,7 +177,7 @@ admin transfers them. Revoking twice is not an error.`,
 		Example: `  plugkit serve token revoke token:3f9a0c1e5b7d2468 --data ./registry`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withTokens(cmd, &f, func(ts store.Tokens) error {
+			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
 				t, err := ts.RevokeToken(cmd.Context(), args[0])
 				if errors.Is(err, store.ErrNotFound) {
 					return command.Failed(fmt.Errorf("no token %s", terminal.Safe(args[0])))
@@ -167,13 +185,13 @@ admin transfers them. Revoking twice is not an error.`,
 				if err != nil {
 					return command.Failed(err)
 				}
-				return command.Output(cmd, asJSON, t, func(w io.Writer) {
+				return command.Output(cmd, opts.asJSON, t, func(w io.Writer) {
 					fmt.Fprintf(w, "revoked %s (%s) at %s\n", t.ID, t.Role, t.RevokedAt.Format(time.RFC3339))
 				})
 			})
 		},
 	}
-	f.register(cmd, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	opts.storage.register(cmd, false)
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }

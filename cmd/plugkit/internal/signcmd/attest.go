@@ -15,10 +15,17 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
+// attestOptions are the flags of plugkit attest.
+type attestOptions struct {
+	oci           remote.OCIFlags
+	keyPath       string
+	predicatePath string
+	predicateType string
+}
+
 // NewCmdAttest builds plugkit attest, which runs with fac.
 func NewCmdAttest(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
-	var keyPath, predicatePath, predicateType string
+	opts := &attestOptions{}
 	cmd := &cobra.Command{
 		Use:   "attest REF --predicate FILE --type URI --key KEY",
 		Short: "Attach a signed in-toto attestation (SLSA provenance, an SBOM, …) to a plugin",
@@ -44,24 +51,24 @@ object, wrong password), 2 usage, network or I/O error.`,
 			if !oci.IsReference(args[0]) {
 				return command.Usagef("attest takes an oci:// or oci-layout: reference to a plugin, not %q", args[0])
 			}
-			if predicatePath == "" || predicateType == "" {
+			if opts.predicatePath == "" || opts.predicateType == "" {
 				return command.Usagef("--predicate FILE and --type URI are required")
 			}
-			pt, err := trust.PredicateType(predicateType)
+			pt, err := trust.PredicateType(opts.predicateType)
 			if err != nil {
 				return command.Usage(err)
 			}
-			pred, err := readPredicate(predicatePath)
+			pred, err := readPredicate(opts.predicatePath)
 			if err != nil {
 				return err
 			}
-			return signOCI(fac, cmd, &f, args[0], keyPath, &trust.SignOptions{PredicateType: pt, Predicate: pred})
+			return signOCI(fac, cmd, &opts.oci, args[0], opts.keyPath, &trust.SignOptions{PredicateType: pt, Predicate: pred})
 		},
 	}
-	f.Register(fac, cmd)
-	cmd.Flags().StringVar(&keyPath, "key", "", "private key file (cosign's encrypted format, or PKCS#8 PEM)")
-	cmd.Flags().StringVar(&predicatePath, "predicate", "", "the predicate: a file holding a JSON object")
-	cmd.Flags().StringVar(&predicateType, "type", "", "the predicate type: an absolute URI or a cosign shorthand (slsaprovenance1, spdxjson, …)")
+	opts.oci.Register(fac, cmd)
+	cmd.Flags().StringVar(&opts.keyPath, "key", "", "private key file (cosign's encrypted format, or PKCS#8 PEM)")
+	cmd.Flags().StringVar(&opts.predicatePath, "predicate", "", "the predicate: a file holding a JSON object")
+	cmd.Flags().StringVar(&opts.predicateType, "type", "", "the predicate type: an absolute URI or a cosign shorthand (slsaprovenance1, spdxjson, …)")
 	return cmd
 }
 

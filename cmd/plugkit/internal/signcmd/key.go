@@ -31,9 +31,15 @@ func NewCmdKey(fac *factory.Factory) *cobra.Command {
 	return cmd
 }
 
+// keyGenerateOptions are the flags of plugkit key generate.
+type keyGenerateOptions struct {
+	prefix string
+	force  bool
+	asJSON bool
+}
+
 func newKeyGenerateCmd(fac *factory.Factory) *cobra.Command {
-	var prefix string
-	var force, asJSON bool
+	opts := &keyGenerateOptions{}
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Write a new key pair in cosign's format",
@@ -55,12 +61,12 @@ Exit status: 0 written, 1 refused (a file exists, the passwords differ),
   COSIGN_PASSWORD= plugkit key generate --output-key-prefix ci --json   # empty password, for CI`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if prefix == "" {
+			if opts.prefix == "" {
 				return command.Usagef("--output-key-prefix must not be empty")
 			}
-			privPath, pubPath := prefix+".key", prefix+".pub"
+			privPath, pubPath := opts.prefix+".key", opts.prefix+".pub"
 			for _, p := range []string{privPath, pubPath} {
-				if _, err := os.Lstat(p); err == nil && !force {
+				if _, err := os.Lstat(p); err == nil && !opts.force {
 					return command.Failed(fmt.Errorf("%s exists: --force replaces it", p))
 				}
 			}
@@ -80,14 +86,14 @@ Exit status: 0 written, 1 refused (a file exists, the passwords differ),
 				return command.Usage(err)
 			}
 			res := keyResult{PrivateKey: privPath, PublicKey: pubPath, KeyID: k.ID}
-			return command.Output(cmd, asJSON, res, func(w io.Writer) {
+			return command.Output(cmd, opts.asJSON, res, func(w io.Writer) {
 				command.Printf(w, "Private key written to %s\nPublic key written to %s\n", privPath, pubPath)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&prefix, "output-key-prefix", "cosign", "write PREFIX.key and PREFIX.pub (cosign's flag)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace existing key files")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().StringVar(&opts.prefix, "output-key-prefix", "cosign", "write PREFIX.key and PREFIX.pub (cosign's flag)")
+	cmd.Flags().BoolVar(&opts.force, "force", false, "replace existing key files")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
 

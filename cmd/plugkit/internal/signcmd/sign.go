@@ -24,11 +24,17 @@ type signFileResult struct {
 	Key    keyRef `json:"key"`
 }
 
+// signOptions are the flags of plugkit sign.
+type signOptions struct {
+	oci        remote.OCIFlags
+	keyPath    string
+	bundlePath string
+	force      bool
+}
+
 // NewCmdSign builds plugkit sign, which runs with fac.
 func NewCmdSign(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
-	var keyPath, bundlePath string
-	var force bool
+	opts := &signOptions{}
 	cmd := &cobra.Command{
 		Use:   "sign REF|FILE --key KEY",
 		Short: "Sign a plugin in an OCI registry or layout, or any file, as cosign does",
@@ -63,18 +69,18 @@ kept being dropped), 2 usage, network or I/O error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if oci.IsReference(args[0]) {
-				if bundlePath != "" || force {
+				if opts.bundlePath != "" || opts.force {
 					return command.Usagef("--bundle and --force are for signing a file; a plugin's signature is attached beside it in the registry or layout")
 				}
-				return signOCI(fac, cmd, &f, args[0], keyPath, nil)
+				return signOCI(fac, cmd, &opts.oci, args[0], opts.keyPath, nil)
 			}
-			return signFile(fac, cmd, &f, args[0], keyPath, bundlePath, force)
+			return signFile(fac, cmd, &opts.oci, args[0], opts.keyPath, opts.bundlePath, opts.force)
 		},
 	}
-	f.Register(fac, cmd)
-	cmd.Flags().StringVar(&keyPath, "key", "", "private key file (cosign's encrypted format, or PKCS#8 PEM)")
-	cmd.Flags().StringVar(&bundlePath, "bundle", "", "where to write a file's bundle (default FILE.sigstore.json)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing bundle file")
+	opts.oci.Register(fac, cmd)
+	cmd.Flags().StringVar(&opts.keyPath, "key", "", "private key file (cosign's encrypted format, or PKCS#8 PEM)")
+	cmd.Flags().StringVar(&opts.bundlePath, "bundle", "", "where to write a file's bundle (default FILE.sigstore.json)")
+	cmd.Flags().BoolVar(&opts.force, "force", false, "replace an existing bundle file")
 	return cmd
 }
 

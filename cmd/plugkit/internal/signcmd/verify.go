@@ -49,10 +49,15 @@ type verifyFlags struct {
 	limits                         trust.Limits
 }
 
+// verifyOptions are the flags of plugkit verify.
+type verifyOptions struct {
+	oci remote.OCIFlags
+	v   verifyFlags
+}
+
 // NewCmdVerify builds plugkit verify, which runs with fac.
 func NewCmdVerify(fac *factory.Factory) *cobra.Command {
-	var f remote.OCIFlags
-	var v verifyFlags
+	opts := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify REF|FILE|DIR",
 		Short: "Check a plugin's signatures, offline, against keys, identities or a trust policy",
@@ -90,22 +95,22 @@ that cannot be used.`,
   plugkit verify ./my-plugin --policy policy.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(cmd, &f, &v, args[0])
+			return runVerify(cmd, &opts.oci, &opts.v, args[0])
 		},
 	}
-	f.Register(fac, cmd)
+	opts.oci.Register(fac, cmd)
 	fl := cmd.Flags()
-	fl.StringArrayVar(&v.keys, "key", nil, "a trusted public key file (repeatable)")
-	fl.StringVar(&v.identity, "certificate-identity", "", "keyless: the certificate's subject (SAN), exactly")
-	fl.StringVar(&v.identityRegexp, "certificate-identity-regexp", "", "keyless: a Go regexp the certificate's subject matches")
-	fl.StringVar(&v.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer, exactly")
-	fl.StringVar(&v.issuerRegexp, "certificate-oidc-issuer-regexp", "", "keyless: a Go regexp the OIDC issuer matches")
-	fl.StringVar(&v.trustedRoot, "trusted-root", "", "keyless: the Sigstore trusted root JSON file")
-	fl.StringVar(&v.policy, "policy", "", "a trust policy file (JSON or YAML)")
-	fl.StringVar(&v.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
-	fl.StringVar(&v.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
-	fl.IntVar(&v.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
-	fl.Int64Var(&v.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
+	fl.StringArrayVar(&opts.v.keys, "key", nil, "a trusted public key file (repeatable)")
+	fl.StringVar(&opts.v.identity, "certificate-identity", "", "keyless: the certificate's subject (SAN), exactly")
+	fl.StringVar(&opts.v.identityRegexp, "certificate-identity-regexp", "", "keyless: a Go regexp the certificate's subject matches")
+	fl.StringVar(&opts.v.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer, exactly")
+	fl.StringVar(&opts.v.issuerRegexp, "certificate-oidc-issuer-regexp", "", "keyless: a Go regexp the OIDC issuer matches")
+	fl.StringVar(&opts.v.trustedRoot, "trusted-root", "", "keyless: the Sigstore trusted root JSON file")
+	fl.StringVar(&opts.v.policy, "policy", "", "a trust policy file (JSON or YAML)")
+	fl.StringVar(&opts.v.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
+	fl.StringVar(&opts.v.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
+	fl.IntVar(&opts.v.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
+	fl.Int64Var(&opts.v.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
 	return cmd
 }
 

@@ -68,9 +68,14 @@ func (v Info) Text() string {
 	return b.String()
 }
 
+// versionOptions are the flags of plugkit version.
+type versionOptions struct {
+	asJSON bool
+}
+
 // NewCmdVersion builds plugkit version, which runs with fac.
 func NewCmdVersion(fac *factory.Factory) *cobra.Command {
-	var asJSON bool
+	opts := &versionOptions{}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print plugkit's version and the Agent Plugins versions it supports",
@@ -84,9 +89,9 @@ implements. plugkit --version prints the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := Build()
-			return command.Output(cmd, asJSON, v, func(w io.Writer) { io.WriteString(w, v.Text()) })
+			return command.Output(cmd, opts.asJSON, v, func(w io.Writer) { io.WriteString(w, v.Text()) })
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
 	return cmd
 }
