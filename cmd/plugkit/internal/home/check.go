@@ -30,7 +30,7 @@ type policyReport struct {
 
 // checkOptions are the flags of plugkit check.
 type checkOptions struct {
-	home Flags
+	home homeFlags
 }
 
 // NewCmdCheck builds plugkit check, which runs with fac.

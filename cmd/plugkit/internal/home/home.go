@@ -25,8 +25,8 @@ import (
 	"github.com/plugkit/plugkit/trust"
 )
 
-// Flags are the flags of the verbs that work on a plugin home.
-type Flags struct {
+// homeFlags are the flags of the verbs that work on a plugin home.
+type homeFlags struct {
 	fac         *factory.Factory
 	dir         string
 	asJSON      bool
@@ -41,7 +41,7 @@ type Flags struct {
 
 // register adds --home and --json; writers also get --lock-timeout, and
 // the verbs that read sources --token-file and --plain-http.
-func (f *Flags) register(fac *factory.Factory, cmd *cobra.Command, writer, fetch bool) {
+func (f *homeFlags) register(fac *factory.Factory, cmd *cobra.Command, writer, fetch bool) {
 	f.fac = fac
 	cmd.Flags().StringVar(&f.dir, "home", "", "plugin home (default $PLUGKIT_HOME, else $XDG_DATA_HOME/plugkit, else ~/.local/share/plugkit)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON document")
@@ -57,13 +57,13 @@ func (f *Flags) register(fac *factory.Factory, cmd *cobra.Command, writer, fetch
 // Open opens the plugin home dir (fac's default home when dir is "") to
 // read it, as the verbs that run its plugins do.
 func Open(fac *factory.Factory, dir string) (*install.Home, error) {
-	return (&Flags{fac: fac, dir: dir}).open(false)
+	return (&homeFlags{fac: fac, dir: dir}).open(false)
 }
 
 // open opens the home the flags name. With fetch, plugins are read with
 // the registry token (PLUGKIT_TOKEN or --token-file; each source sets the
 // URL) and the OCI registry options (--plain-http, Docker credentials).
-func (f *Flags) open(fetch bool) (*install.Home, error) {
+func (f *homeFlags) open(fetch bool) (*install.Home, error) {
 	dir, err := f.fac.Home(f.dir)
 	if err != nil {
 		return nil, command.Usage(err)

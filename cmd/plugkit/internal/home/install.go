@@ -20,7 +20,7 @@ import (
 
 // installOptions are the flags of plugkit install.
 type installOptions struct {
-	home       Flags
+	home       homeFlags
 	registry   string
 	install    install.InstallOptions
 	channel    string
@@ -141,7 +141,7 @@ func consentHint(err error, consent install.ConsentFunc) error {
 // finish prints the result of a writer verb, or fails with its error. On
 // a refusal the changes are still shown in text, so that the user sees
 // what needed consent.
-func (f *Flags) finish(cmd *cobra.Command, res *install.Result, err error, dry bool) error {
+func (f *homeFlags) finish(cmd *cobra.Command, res *install.Result, err error, dry bool) error {
 	if err != nil {
 		if res != nil && !f.asJSON {
 			printChanges(cmd.OutOrStdout(), res, true)
@@ -155,7 +155,7 @@ func (f *Flags) finish(cmd *cobra.Command, res *install.Result, err error, dry b
 // why and what to do, and that nothing was reported when no plugin came
 // from a registry. The change itself was committed: the exit status stays
 // 0, and --json carries a failure in the change's "report".
-func (f *Flags) warnReports(cmd *cobra.Command, res *install.Result) {
+func (f *homeFlags) warnReports(cmd *cobra.Command, res *install.Result) {
 	reported := false
 	for _, c := range res.Changes {
 		reported = reported || c.Report != ""

@@ -79,7 +79,7 @@ func checkState(h *install.Home, in *install.Installed, e *ListEntry) {
 
 // listOptions are the flags of plugkit list.
 type listOptions struct {
-	home Flags
+	home homeFlags
 }
 
 // NewCmdList builds plugkit list, which runs with fac.

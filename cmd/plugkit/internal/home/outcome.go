@@ -85,7 +85,7 @@ func outcomes(res *install.Result, err error, dry bool) OutcomeDoc {
 // finishOutcomes prints what sync or update did, plugin by plugin (one
 // document with --json, whether it failed or not), and returns the exit
 // error.
-func (f *Flags) finishOutcomes(cmd *cobra.Command, res *install.Result, err error, dry bool) error {
+func (f *homeFlags) finishOutcomes(cmd *cobra.Command, res *install.Result, err error, dry bool) error {
 	doc := outcomes(res, err, dry)
 	if f.asJSON {
 		if werr := command.WriteJSON(cmd.OutOrStdout(), doc); werr != nil {

@@ -35,7 +35,7 @@ different one policy-mismatch, and install, update and sync refuse both
 
 // policySetOptions are the flags of plugkit policy set.
 type policySetOptions struct {
-	home Flags
+	home homeFlags
 	yes  bool
 }
 
@@ -81,7 +81,7 @@ does not admit, no consent), 2 usage, I/O or a malformed policy
 
 // policyRemoveOptions are the flags of plugkit policy remove.
 type policyRemoveOptions struct {
-	home Flags
+	home homeFlags
 	yes  bool
 }
 
@@ -132,7 +132,7 @@ func policyConsent(fac *factory.Factory, cmd *cobra.Command, yes, asJSON bool) i
 // finishPolicy prints a policy change, or fails with its error; on a
 // refusal the change is still shown in text. noOne says that there was no
 // one to ask for consent.
-func (f *Flags) finishPolicy(cmd *cobra.Command, c *install.PolicyChange, err error, noOne bool) error {
+func (f *homeFlags) finishPolicy(cmd *cobra.Command, c *install.PolicyChange, err error, noOne bool) error {
 	if err != nil {
 		if c != nil && !f.asJSON {
 			printPolicyChange(cmd.OutOrStdout(), c, true)

@@ -9,7 +9,7 @@ import (
 
 // removeOptions are the flags of plugkit remove.
 type removeOptions struct {
-	home   Flags
+	home   homeFlags
 	remove install.RemoveOptions
 }
 

@@ -10,7 +10,7 @@ import (
 
 // syncOptions are the flags of plugkit sync.
 type syncOptions struct {
-	home Flags
+	home homeFlags
 	sync install.SyncOptions
 }
 

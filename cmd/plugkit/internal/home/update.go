@@ -10,7 +10,7 @@ import (
 
 // updateOptions are the flags of plugkit update.
 type updateOptions struct {
-	home   Flags
+	home   homeFlags
 	update install.UpdateOptions
 	yes    bool
 }

@@ -295,8 +295,8 @@ func identities(entries []string) string {
 	return strings.Join(ids, ",")
 }
 
-// GCResult is plugkit serve gc's --json document.
-type GCResult struct {
+// gcResult is plugkit serve gc's --json document.
+type gcResult struct {
 	registry.GCReport
 	Data string `json:"data"`
 }
@@ -347,7 +347,7 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			if err != nil {
 				return command.Usage(err)
 			}
-			return command.Output(cmd, opts.asJSON, GCResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
+			return command.Output(cmd, opts.asJSON, gcResult{GCReport: rep, Data: cfg.DataDir}, func(w io.Writer) {
 				verb := "removed"
 				if rep.DryRun {
 					verb = "would remove"

@@ -69,7 +69,7 @@ func TestServeGC(t *testing.T) {
 		t.Fatalf("gc --dry-run: exit %d %q", code, out)
 	}
 	code, out, _ = runCLI(t, "serve", "gc", "--data", data, "--grace", "1ns", "--json")
-	var res GCResult
+	var res gcResult
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Orphans) != 1 || res.DryRun {
 		t.Fatalf("gc --json: exit %d %s", code, out)
 	}
