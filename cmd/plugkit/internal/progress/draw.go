@@ -28,7 +28,7 @@ type bar struct {
 	w     io.Writer
 	name  string
 	bytes bool
-	timer *time.Timer
+	timer *time.Timer // nil when the bar showed at once
 
 	mu             sync.Mutex
 	current, total int64
@@ -41,7 +41,14 @@ type bar struct {
 // delay (at once if delay <= 0) and stops drawing when ctx is done.
 func startBar(ctx context.Context, w io.Writer, name string, total int64, bytes bool, delay time.Duration) *bar {
 	b := &bar{ctx: ctx, w: w, name: name, bytes: bytes, total: total}
-	b.timer = time.AfterFunc(max(delay, 0), b.show)
+	if delay <= 0 {
+		// Shown before the operation counts anything: a timer of no
+		// delay could still fire after a quick transfer ended, and draw
+		// nothing.
+		b.show()
+		return b
+	}
+	b.timer = time.AfterFunc(delay, b.show)
 	return b
 }
 
@@ -101,7 +108,9 @@ func (b *bar) end() {
 		return
 	}
 	b.ended = true
-	b.timer.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	p := b.p
 	if b.b != nil {
 		b.b.SetTotal(-1, true)
