@@ -107,24 +107,24 @@ var errModifiedVerb = errors.New("not as the lock records")
 func printCheck(w io.Writer, doc checkDoc) {
 	for _, r := range doc.Plugins {
 		if len(r.Problems) == 0 {
-			fmt.Fprintf(w, "%s: ok\n", Safe(r.Name))
+			fmt.Fprintf(w, "%s: ok\n", safe(r.Name))
 		} else {
-			fmt.Fprintf(w, "%s: %s\n", Safe(r.Name), command.Plural(len(r.Problems), "difference"))
+			fmt.Fprintf(w, "%s: %s\n", safe(r.Name), command.Plural(len(r.Problems), "difference"))
 		}
 		for _, p := range r.Problems {
-			fmt.Fprintf(w, "  %s\n", Safe(p.String()))
+			fmt.Fprintf(w, "  %s\n", safe(p.String()))
 		}
 		for _, d := range r.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", Safe(d.Message))
+			fmt.Fprintf(w, "  warning: %s\n", safe(d.Message))
 		}
 	}
 	if len(doc.Plugins) == 0 {
 		fmt.Fprintln(w, "no plugins installed")
 	}
 	if doc.Policy != nil && doc.Policy.Error != nil {
-		fmt.Fprintf(w, "trust policy: %s: %s\n", doc.Policy.Error.Code, Safe(doc.Policy.Error.Message))
+		fmt.Fprintf(w, "trust policy: %s: %s\n", doc.Policy.Error.Code, safe(doc.Policy.Error.Message))
 	}
 	if doc.Policy != nil && doc.Policy.Warning != "" {
-		fmt.Fprintf(w, "trust policy: warning: %s\n", Safe(doc.Policy.Warning))
+		fmt.Fprintf(w, "trust policy: warning: %s\n", safe(doc.Policy.Warning))
 	}
 }

@@ -155,7 +155,7 @@ func consentFunc(fac *factory.Factory, cmd *cobra.Command, yes, asJSON bool) ins
 		return nil
 	}
 	return func(ctx context.Context, c *install.Change) (bool, error) {
-		return ask(ctx, func(w io.Writer) { printConsent(w, c) }, fmt.Sprintf("%s %s?", verbWord(c.Action), Safe(c.Name)))
+		return ask(ctx, func(w io.Writer) { printConsent(w, c) }, fmt.Sprintf("%s %s?", verbWord(c.Action), safe(c.Name)))
 	}
 }
 
@@ -207,12 +207,12 @@ func verbWord(a install.Action) string {
 func printConsent(w io.Writer, c *install.Change) {
 	switch c.Action {
 	case install.ActionUpdate:
-		fmt.Fprintf(w, "%s %s -> %s (%s) changes what it may run:\n", Safe(c.Name), Safe(c.Old.Version), Safe(c.New.Version), Safe(c.New.Source.String()))
+		fmt.Fprintf(w, "%s %s -> %s (%s) changes what it may run:\n", safe(c.Name), safe(c.Old.Version), safe(c.New.Version), safe(c.New.Source.String()))
 		printSurfaceChanges(w, c)
 	default:
-		fmt.Fprintf(w, "%s %s from %s\n", Safe(c.Name), Safe(c.New.Version), Safe(c.New.Source.String()))
+		fmt.Fprintf(w, "%s %s from %s\n", safe(c.Name), safe(c.New.Version), safe(c.New.Source.String()))
 		if c.Action == install.ActionReplace {
-			fmt.Fprintf(w, "  replaces %s %s from %s\n", Safe(c.Name), Safe(c.Old.Version), Safe(c.Old.Source.String()))
+			fmt.Fprintf(w, "  replaces %s %s from %s\n", safe(c.Name), safe(c.Old.Version), safe(c.Old.Source.String()))
 		}
 		printSurface(w, c.New.Servers, "  ")
 	}
@@ -240,18 +240,18 @@ func printServer(w io.Writer, s install.Server, indent string) {
 		for _, a := range s.Args {
 			line += " " + quoteIfNeeded(a)
 		}
-		fmt.Fprintf(w, "%s%s (stdio): %s\n", indent, Safe(s.Name), Safe(line))
+		fmt.Fprintf(w, "%s%s (stdio): %s\n", indent, safe(s.Name), safe(line))
 		if s.Cwd != "" {
-			fmt.Fprintf(w, "%s  cwd %s\n", indent, Safe(s.Cwd))
+			fmt.Fprintf(w, "%s  cwd %s\n", indent, safe(s.Cwd))
 		}
 		if len(s.Env) > 0 {
-			fmt.Fprintf(w, "%s  env %s\n", indent, Safe(strings.Join(slices.Sorted(maps.Keys(s.Env)), " ")))
+			fmt.Fprintf(w, "%s  env %s\n", indent, safe(strings.Join(slices.Sorted(maps.Keys(s.Env)), " ")))
 		}
 		return
 	}
-	fmt.Fprintf(w, "%s%s (%s): %s\n", indent, Safe(s.Name), Safe(s.Transport), Safe(s.URL))
+	fmt.Fprintf(w, "%s%s (%s): %s\n", indent, safe(s.Name), safe(s.Transport), safe(s.URL))
 	if len(s.Headers) > 0 {
-		fmt.Fprintf(w, "%s  headers %s\n", indent, Safe(strings.Join(slices.Sorted(maps.Keys(s.Headers)), " ")))
+		fmt.Fprintf(w, "%s  headers %s\n", indent, safe(strings.Join(slices.Sorted(maps.Keys(s.Headers)), " ")))
 	}
 }
 
@@ -260,7 +260,7 @@ func printServer(w io.Writer, s install.Server, indent string) {
 // field with its old and new value.
 func printSurfaceChanges(w io.Writer, c *install.Change) {
 	for _, sc := range c.Surface {
-		fmt.Fprintf(w, "  %s\n", Safe(sc.String()))
+		fmt.Fprintf(w, "  %s\n", safe(sc.String()))
 		if sc.Kind != "added" {
 			continue
 		}
@@ -276,15 +276,15 @@ func printCode(w io.Writer, c *install.Change) {
 	if len(c.CodeFiles) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  code changed under ./ commands: %s\n", Safe(strings.Join(c.CodeFiles, " ")))
+	fmt.Fprintf(w, "  code changed under ./ commands: %s\n", safe(strings.Join(c.CodeFiles, " ")))
 }
 
 func printData(w io.Writer, c *install.Change) {
 	switch {
 	case c.DataReset:
-		fmt.Fprintf(w, "  its data directory was created by %s and starts empty (--keep-data keeps it)\n", Safe(c.DataFrom.String()))
+		fmt.Fprintf(w, "  its data directory was created by %s and starts empty (--keep-data keeps it)\n", safe(c.DataFrom.String()))
 	case c.DataFrom != nil:
-		fmt.Fprintf(w, "  keeps the data directory created by %s\n", Safe(c.DataFrom.String()))
+		fmt.Fprintf(w, "  keeps the data directory created by %s\n", safe(c.DataFrom.String()))
 	}
 }
 
@@ -309,43 +309,43 @@ func printChange(w io.Writer, c *install.Change, dry bool) {
 	switch c.Action {
 	case install.ActionNone:
 		if c.DataPurged {
-			fmt.Fprintf(w, "%s was not installed; %s\n", Safe(c.Name), would("its data directory was deleted", "delete its data directory"))
+			fmt.Fprintf(w, "%s was not installed; %s\n", safe(c.Name), would("its data directory was deleted", "delete its data directory"))
 			return
 		}
-		fmt.Fprintf(w, "%s %s is up to date (%s)\n", Safe(c.Name), Safe(c.Old.Version), short(c.Old))
+		fmt.Fprintf(w, "%s %s is up to date (%s)\n", safe(c.Name), safe(c.Old.Version), short(c.Old))
 	case install.ActionInstall, install.ActionReplace:
 		done := map[install.Action]string{install.ActionInstall: "installed", install.ActionReplace: "replaced"}[c.Action]
-		fmt.Fprintf(w, "%s %s %s from %s (%s)\n", would(done, string(c.Action)), Safe(c.Name), Safe(c.New.Version), Safe(c.New.Source.String()), short(c.New))
+		fmt.Fprintf(w, "%s %s %s from %s (%s)\n", would(done, string(c.Action)), safe(c.Name), safe(c.New.Version), safe(c.New.Source.String()), short(c.New))
 		printSurface(w, c.New.Servers, "  ")
 	case install.ActionUpdate:
-		fmt.Fprintf(w, "%s %s %s -> %s (%s -> %s)\n", would("updated", "update"), Safe(c.Name), Safe(c.Old.Version), Safe(c.New.Version), short(c.Old), short(c.New))
+		fmt.Fprintf(w, "%s %s %s -> %s (%s -> %s)\n", would("updated", "update"), safe(c.Name), safe(c.Old.Version), safe(c.New.Version), short(c.Old), short(c.New))
 		printSurfaceChanges(w, c)
 		if c.NeedsConsent && dry {
 			fmt.Fprintln(w, "  needs consent: its launch surface changes")
 		}
 	case install.ActionRemove:
-		fmt.Fprintf(w, "%s %s %s\n", would("removed", "remove"), Safe(c.Name), Safe(c.Old.Version))
+		fmt.Fprintf(w, "%s %s %s\n", would("removed", "remove"), safe(c.Name), safe(c.Old.Version))
 		if c.DataPurged {
 			fmt.Fprintf(w, "  %s\n", would("its data directory was deleted", "delete its data directory"))
 		} else {
 			fmt.Fprintln(w, "  its data directory is kept (--purge deletes it)")
 		}
 	case install.ActionRestore:
-		fmt.Fprintf(w, "restored %s %s (%s)\n", Safe(c.Name), Safe(c.New.Version), short(c.New))
+		fmt.Fprintf(w, "restored %s %s (%s)\n", safe(c.Name), safe(c.New.Version), short(c.New))
 	}
 	if c.New != nil && c.New.Trust != nil && c.Action != install.ActionNone {
-		fmt.Fprintf(w, "  admitted by %s%s\n", Safe(c.New.Trust.Rule), signedBy(c.New.Trust))
+		fmt.Fprintf(w, "  admitted by %s%s\n", safe(c.New.Trust.Rule), signedBy(c.New.Trust))
 	}
 	if c.Refused != "" {
-		fmt.Fprintf(w, "  refused by the trust policy: %s\n", Safe(c.Refused))
+		fmt.Fprintf(w, "  refused by the trust policy: %s\n", safe(c.Refused))
 	}
 	for _, d := range c.Warnings {
-		fmt.Fprintf(w, "  %s\n", Safe(d.String()))
+		fmt.Fprintf(w, "  %s\n", safe(d.String()))
 	}
 	printCode(w, c)
 	printData(w, c)
 	if c.Report != "" {
-		fmt.Fprintf(w, "  report to the registry: %s\n", Safe(c.Report))
+		fmt.Fprintf(w, "  report to the registry: %s\n", safe(c.Report))
 	}
 }
 
@@ -357,9 +357,9 @@ func shortDigest(d string) string {
 	return d
 }
 
-// Safe is terminal.Safe: every plugin-supplied string printed as text
+// safe is terminal.Safe: every plugin-supplied string printed as text
 // passes through it.
-func Safe(s string) string { return terminal.Safe(s) }
+func safe(s string) string { return terminal.Safe(s) }
 
 func quoteIfNeeded(s string) string {
 	if s == "" || strings.ContainsAny(s, " \t\"'\\") {
@@ -372,5 +372,5 @@ func signedBy(t *install.Trust) string {
 	if t.Signer == "" {
 		return ""
 	}
-	return ", signed by " + Safe(t.Signer)
+	return ", signed by " + safe(t.Signer)
 }

@@ -152,21 +152,21 @@ func listEntryOf(in install.Installed) ListEntry {
 
 func printList(w io.Writer, home string, doc ListDoc) {
 	if len(doc.Plugins) == 0 {
-		fmt.Fprintf(w, "no plugins installed in %s\n", Safe(home))
+		fmt.Fprintf(w, "no plugins installed in %s\n", safe(home))
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tSKILLS\tSERVERS\tSTATE\tIDENTITY\tSOURCE")
 	for _, p := range doc.Plugins {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", Safe(p.Name), Safe(p.Version), len(p.Skills), len(p.Servers), p.State, shortDigest(p.Identity), Safe(p.Source.String()))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", safe(p.Name), safe(p.Version), len(p.Skills), len(p.Servers), p.State, shortDigest(p.Identity), safe(p.Source.String()))
 	}
 	tw.Flush()
 	for _, p := range doc.Plugins {
 		if p.Error != nil {
-			fmt.Fprintf(w, "%s: %s\n", Safe(p.Name), Safe(p.Error.Message))
+			fmt.Fprintf(w, "%s: %s\n", safe(p.Name), safe(p.Error.Message))
 		}
 		for _, d := range p.Warnings {
-			fmt.Fprintf(w, "%s: warning: %s\n", Safe(p.Name), Safe(d.Message))
+			fmt.Fprintf(w, "%s: warning: %s\n", safe(p.Name), safe(d.Message))
 		}
 	}
 }

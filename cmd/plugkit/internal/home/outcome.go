@@ -108,12 +108,12 @@ func printOutcomes(w io.Writer, res *install.Result, doc OutcomeDoc, dry bool) {
 	}
 	for i, c := range res.Changes {
 		if o := doc.Plugins[i]; o.Error != nil {
-			fmt.Fprintf(w, "%s: failed (%s): %s\n", Safe(c.Name), o.Error.Code, Safe(o.Error.Message))
+			fmt.Fprintf(w, "%s: failed (%s): %s\n", safe(c.Name), o.Error.Code, safe(o.Error.Message))
 			continue
 		}
 		printChange(w, c, dry)
 	}
 	for _, warn := range res.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", Safe(warn))
+		fmt.Fprintf(w, "warning: %s\n", safe(warn))
 	}
 }

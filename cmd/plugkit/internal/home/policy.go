@@ -160,9 +160,9 @@ func printPolicyChange(w io.Writer, c *install.PolicyChange, would bool) {
 	for _, p := range c.Plugins {
 		switch {
 		case p.New != nil:
-			fmt.Fprintf(w, "  %s: admitted by %s%s\n", Safe(p.Name), Safe(p.New.Rule), signedBy(p.New))
+			fmt.Fprintf(w, "  %s: admitted by %s%s\n", safe(p.Name), safe(p.New.Rule), signedBy(p.New))
 		case c.New == "":
-			fmt.Fprintf(w, "  %s: no longer checked by a policy\n", Safe(p.Name))
+			fmt.Fprintf(w, "  %s: no longer checked by a policy\n", safe(p.Name))
 		}
 	}
 }

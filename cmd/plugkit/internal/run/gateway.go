@@ -30,6 +30,7 @@ import (
 	"github.com/plugkit/plugkit/host"
 	"github.com/plugkit/plugkit/install"
 	"github.com/plugkit/plugkit/install/hostplugins"
+	"github.com/plugkit/plugkit/internal/terminal"
 )
 
 // gatewayTokenEnv is the environment variable holding the HTTP bearer
@@ -432,7 +433,7 @@ func (s *gatewaySource) plugins(ctx context.Context) ([]host.Plugin, func(), err
 		}
 		if next[r.pkg.Name] != nil {
 			r.cleanup()
-			return fail(command.Usagef("two plugins are named %s (%s and another argument)", homecmd.Safe(r.pkg.Name), homecmd.Safe(arg)))
+			return fail(command.Usagef("two plugins are named %s (%s and another argument)", terminal.Safe(r.pkg.Name), terminal.Safe(arg)))
 		}
 		if old := s.current[r.pkg.Name]; old != nil && old.identity == r.identity && r.identity != "" {
 			r.cleanup() // unchanged: keep serving the copy already running
