@@ -9,9 +9,9 @@
 # Each figure is the best of RUNS (default 5) interleaved runs, wall time and CPU time
 # (user+sys). Needs bash, Go, GNU tar, gzip, awk.
 #
-# Targets (issue 3): pack time ratio <= 1 and size ratio <= 1.02; unpack+digest in
+# Targets: pack time ratio <= 1 and size ratio <= 1.02; unpack+digest in
 # memory at least 2x faster than tar -xzf (ratio <= 0.5); Unpack peak heap <= 2x the file
-# bytes. Unpack to disk ends with a syncfs that tar does not do: issue 15's comparison of
+# bytes. Unpack to disk ends with a syncfs that tar does not do: the comparison of
 # it, against tar -xzf && sync -f, is bench/unpack.sh's.
 # Pack CPU (user+sys) <= 1.7x tar | gzip -6's: archives are compressed by the standard
 # library's compress/flate, a new writer per 256 KiB chunk (docs/install.md says why), and
