@@ -67,9 +67,9 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 	pk_size=$(stat -c %s "$work/$name.pk.tgz")
 	tg_size=$(stat -c %s "$work/$name.tar.gz")
 	# The typical plugin's wall time is mostly start-up, whose bounds are
-	# bench/startup.sh's; the limits plugin's is packing.
+	# bench/beforeafter.sh's; the limits plugin's is packing.
 	wall_target="target <= 1"
-	[ "$name" = typical ] && wall_target="no bound: start-up, see bench/startup.sh"
+	[ "$name" = typical ] && wall_target="no bound: start-up, see bench/beforeafter.sh"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack s" "$best_pk" "$best_tg" "$(ratio "$best_pk" "$best_tg")" "$wall_target"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack cpu" "$cpu_pk" "$cpu_tg" "$(ratio "$cpu_pk" "$cpu_tg")" "user+sys; target <= 1.7"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "size B" "$pk_size" "$tg_size" "$(ratio "$pk_size" "$tg_size")" "target <= 1.02"
