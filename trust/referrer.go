@@ -89,8 +89,10 @@ func isBundleType(t string) bool { return strings.HasPrefix(t, bundleMediaTypePr
 // otherArtifactTypes are artifact types plugkit knows to be something
 // else than a Sigstore bundle: a referrer listed as one is skipped unread.
 var otherArtifactTypes = map[string]bool{
-	"application/vnd.cncf.notary.signature":            true, // Notary Project signatures
-	"application/vnd.dev.cosign.artifact.sig.v1+json":  true, // cosign's signatures in its older format, as referrers
+	"application/vnd.cncf.notary.signature": true, // Notary Project signatures
+	// cosign's signatures, attestations and SBOMs of its older format,
+	// attached as referrers.
+	"application/vnd.dev.cosign.artifact.sig.v1+json":  true,
 	"application/vnd.dev.cosign.artifact.att.v1+json":  true,
 	"application/vnd.dev.cosign.artifact.sbom.v1+json": true,
 	"application/spdx+json":                            true,

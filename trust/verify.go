@@ -261,7 +261,7 @@ func (v *Verifier) VerifyOCI(ctx context.Context, store content.ReadOnlyGraphSto
 	var cands []*referrer
 	for _, r := range refs {
 		switch {
-		case r.isRead && r.notCandidate:
+		case r.notCandidate:
 			rep.Skipped++
 		case len(cands) == lim.MaxSignatures:
 			rep.Unchecked++

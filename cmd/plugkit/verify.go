@@ -69,10 +69,10 @@ referrers API, else the referrers tag schema) or the layout holds. One
 listed with a Sigstore bundle artifactType is a candidate; one listed with
 a type known to be something else (an SBOM, a Notary signature) is
 skipped; one listed with no artifactType or an unknown one (some registries
-list the config's media type there, and a layout lists none) is read and
-judged by its manifest, as cosign judges it: by its artifactType, else its
-config's media type, else its layers'. At most --max-unknown-referrers are
-read so; more are reported unread.
+list the config's media type there, and a layout lists none) is read, as
+cosign reads every referrer, and judged by its manifest: by its
+artifactType, else its config's media type, else its layers'. At most
+--max-unknown-referrers are read so; more are reported unread.
 
 Whom you trust:
   --key FILE                 a public key (repeatable: any one will do)
