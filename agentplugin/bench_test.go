@@ -36,7 +36,7 @@ func pluginFiles(skills, servers, files int) map[string][]byte {
 	return out
 }
 
-// BenchmarkLoadDirLarge loads a plugin at the scale of issue 2 (1,000
+// BenchmarkLoadDirLarge loads a plugin at the scale the limits allow for (1,000
 // skills, 200 MCP servers, 10,000 files) from a directory in the page
 // cache: ReadDir plus Load.
 func BenchmarkLoadDirLarge(b *testing.B) {

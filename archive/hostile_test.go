@@ -121,7 +121,7 @@ type hostileCase struct {
 	opts archive.UnpackOptions
 }
 
-// hostileArchives builds every hostile archive of issue 3. The large ones
+// hostileArchives builds every hostile archive: the shapes an archive reader must refuse. The large ones
 // (a gzip bomb at the default limit, a tar bomb of 20,001 entries) are
 // included only when big is true.
 func hostileArchives(big bool) []hostileCase {

@@ -133,7 +133,7 @@ func TestPackPartialStopsAtAChangedFile(t *testing.T) {
 	}
 }
 
-// TestPackPartialMemoryFlat is issue 15, item 1, as a shape: packing a
+// TestPackPartialMemoryFlat holds pack's memory to a shape: packing a
 // plugin from its directory holds a few compression chunks, not the
 // payload. Peak heap (runtime/metrics) packing 32 MiB stays under a
 // quarter of it, and grows from packing 4 MiB by less than half the added

@@ -45,7 +45,7 @@ func checkEmpty(t *testing.T, dir string) {
 	}
 }
 
-// Every hostile archive of issue 3, refused wherever its fault lies, after
+// Every hostile archive, refused wherever its fault lies, after
 // whatever files came before it were written, leaves nothing behind.
 func TestUnpackWritingRefusalLeavesNothing(t *testing.T) {
 	for _, c := range hostileArchives(false) {

@@ -9,9 +9,9 @@
 # Each figure is the best of RUNS (default 5) interleaved runs, wall time and CPU time
 # (user+sys). Needs bash, Go, GNU tar, gzip, awk.
 #
-# Targets (issue 3): pack time ratio <= 1 and size ratio <= 1.02; unpack+digest in
+# Targets: pack time ratio <= 1 and size ratio <= 1.02; unpack+digest in
 # memory at least 2x faster than tar -xzf (ratio <= 0.5); Unpack peak heap <= 2x the file
-# bytes. Unpack to disk ends with a syncfs that tar does not do: issue 15's comparison of
+# bytes. Unpack to disk ends with a syncfs that tar does not do: the comparison of
 # it, against tar -xzf && sync -f, is bench/unpack.sh's.
 # Pack CPU (user+sys) <= 1.7x tar | gzip -6's: archives are compressed by the standard
 # library's compress/flate, a new writer per 256 KiB chunk (docs/install.md says why), and
@@ -67,9 +67,9 @@ for spec in "typical 50 500000" "limits 10000 62914560"; do
 	pk_size=$(stat -c %s "$work/$name.pk.tgz")
 	tg_size=$(stat -c %s "$work/$name.tar.gz")
 	# The typical plugin's wall time is mostly start-up, whose bounds are
-	# bench/startup.sh's; the limits plugin's is packing.
+	# bench/beforeafter.sh's; the limits plugin's is packing.
 	wall_target="target <= 1"
-	[ "$name" = typical ] && wall_target="no bound: start-up, see bench/startup.sh"
+	[ "$name" = typical ] && wall_target="no bound: start-up, see bench/beforeafter.sh"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack s" "$best_pk" "$best_tg" "$(ratio "$best_pk" "$best_tg")" "$wall_target"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "pack cpu" "$cpu_pk" "$cpu_tg" "$(ratio "$cpu_pk" "$cpu_tg")" "user+sys; target <= 1.7"
 	printf '%-8s %-10s %10s %10s %7s   %s\n' "$name" "size B" "$pk_size" "$tg_size" "$(ratio "$pk_size" "$tg_size")" "target <= 1.02"

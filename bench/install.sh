@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/install.sh: the installer's two speed targets (issue 11), measured in one run.
+# bench/install.sh: the installer's two speed targets, measured in one run.
 #
 #   list:  plugkit list on a home with 500 installed plugins (each 2 skills, 2 MCP servers),
 #          text and --json. list checks every tree as a host would before running it (its

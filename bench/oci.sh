@@ -26,7 +26,7 @@
 # reason a run started within minutes of another (whose clean-up deleted some
 # 45,000 files) pays for that clean-up in every pull and extraction: on this
 # machine, leave 6 minutes between runs.
-# Target (issue 9): plugkit adds at most 10% over the raw transfer; export at disk speed.
+# Target: plugkit adds at most 10% over the raw transfer; export at disk speed.
 # SECTIONS (default "transfer export") picks what runs: transfer is push and pull,
 # export the two export cases; SECTIONS=export measures export alone.
 # Needs bash, Go, docker-registry, oras (go install oras.land/oras/cmd/oras@v1.3.6), tar.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load test of `plugkit serve` on 127.0.0.1 with wrk (issue 15 item 3), each
+# Load test of `plugkit serve` on 127.0.0.1 with wrk, each
 # figure beside its anchor measured in the same run:
 #
 #   resolve, resolve cache off   requests/s against the 25,000 target, p99 < 10 ms

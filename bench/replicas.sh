@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The registry beyond one machine, measured on 127.0.0.1 (issue 13):
+# The registry beyond one machine, measured on 127.0.0.1:
 #   1. resolve across two plugkit serve replicas on PostgreSQL (wrk on both
 #      at once): total requests/s and p99, against 10,000/s and 10 ms;
 #   2. artifact downloads streamed from S3 (versitygw) against the blob

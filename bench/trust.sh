@@ -3,8 +3,8 @@
 # distribution 2.8, no referrers API: the referrers tag schema), on 127.0.0.1.
 #
 #   verify: a plugin with 3 signatures (cosign's golden one and two of plugkit's), on a
-#           client whose connection is up.  Target (issue 10): under 50 ms.
-#   sign:   one signature, read back after the write.  Target (issue 10): dominated by the
+#           client whose connection is up.  Target: under 50 ms.
+#   sign:   one signature, read back after the write.  Target: dominated by the
 #           registry round trips: the figure is set beside the raw push of the same content
 #           (bundle and referrer manifest, no signing, no read-back) measured in the same
 #           run, the requests it makes, and the CPU the signing itself costs. The read-back

@@ -10,7 +10,7 @@
 # (user+sys) and their ratio. Every run is checked: exit status 0 and the file
 # count of the plugin.
 #
-# Target (issue 15, item 4): ratio <= 1.0 on both plugins.
+# Target: ratio <= 1.0 on both plugins.
 #
 # Each round also times `plugkit version`, the process start-up every verb
 # pays (package initialisers of the dependencies), and prints the unpack

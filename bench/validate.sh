@@ -18,7 +18,7 @@
 # at MaxEntries, against listing as many directories as that limit admits; its
 # "x size" is the peak heap per entry admitted.
 #
-# Targets (issue 8): time linear in the size (the ratio stays flat from 1 to
+# Targets: time linear in the size (the ratio stays flat from 1 to
 # 16 MiB), a JSON document validated in about the time it takes to parse it, and
 # peak heap within about 10x the input.
 #

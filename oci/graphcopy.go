@@ -177,11 +177,13 @@ func (w *graphCopy) referrersOf(ctx context.Context, desc ocispec.Descriptor) ([
 		if strictDecode(heldManifest(w.src, p.Digest), b, &m, (*manifestFields).referrerDoc) != nil || m.Subject == nil || m.Subject.Digest != desc.Digest {
 			return nil
 		}
-		if p.ArtifactType == "" { // as the referrers API reports it
-			p.ArtifactType = m.ArtifactType
-			if p.ArtifactType == "" {
-				p.ArtifactType = m.Config.MediaType
-			}
+		// The type is the manifest's own, as the referrers API defines
+		// it, not what the source listed: some registries list the
+		// config's media type whatever the artifactType, and a layout
+		// lists none.
+		p.ArtifactType = m.ArtifactType
+		if p.ArtifactType == "" {
+			p.ArtifactType = m.Config.MediaType
 		}
 		w.mu.Lock()
 		w.manifests[p.Digest] = b

@@ -1,6 +1,7 @@
 package oci_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -218,5 +219,44 @@ func TestCopyCarriesReferrersTransitively(t *testing.T) {
 				t.Errorf("%T: referrers of %s: %v %v, want %s", dst, pair[0].Digest, preds, err, pair[1].Digest)
 			}
 		}
+	}
+}
+
+// A registry that lists a signature with its config's media type as its
+// artifactType (go-containerregistry's): copy and export record the
+// manifest's own artifactType, the bundle's, not the listed one.
+func TestCopyRecordsReferrerTypeOfTheManifest(t *testing.T) {
+	ctx := context.Background()
+	reg := testservice.StartRegistry(t)
+	golden, err := oci.OpenLayout(ctx, signedTar, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Copy(ctx, golden, "1.2.0", repository(t, reg, "plugins/release-notes"), "1.2.0", oci.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := testservice.StartReferrersProxy(t, reg.Host, func(d ocispec.Descriptor) ocispec.Descriptor {
+		d.ArtifactType = ocispec.MediaTypeEmptyJSON
+		return d
+	})
+	src, err := oci.NewRepository(p.Host+"/plugins/release-notes", oci.RemoteOptions{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bundleType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	c := copyToLayout(t, src, "1.2.0", filepath.Join(t.TempDir(), "layout"), "1.2.0")
+	if len(c.Referrers) != 1 || c.Referrers[0].ArtifactType != bundleType {
+		t.Errorf("copy: referrers %+v", c.Referrers)
+	}
+	var b bytes.Buffer
+	copied, err := oci.Export(ctx, &b, []oci.ExportItem{{Source: src, Selector: "1.2.0", Name: "plugins/release-notes:1.2.0"}}, t.TempDir(), oci.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := copied[0].Referrers; len(refs) != 1 || refs[0].ArtifactType != bundleType {
+		t.Errorf("export: referrers %+v", refs)
+	}
+	if p.Listings() == 0 {
+		t.Error("the referrers were not listed through the proxy's rewrite")
 	}
 }

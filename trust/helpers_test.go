@@ -161,6 +161,13 @@ func writePublicKey(t testing.TB, dir, name string, k *PublicKey) string {
 // one) as a referrer of subject in a layout, as cosign would.
 func attachForTest(t testing.TB, store *oci.Store, subject ocispec.Descriptor, b []byte) ocispec.Descriptor {
 	t.Helper()
+	return attachListed(t, store, subject, b, BundleMediaType)
+}
+
+// attachListed is attachForTest with the referrer listed in the layout's
+// index under the artifactType listed, as a registry may list it.
+func attachListed(t testing.TB, store *oci.Store, subject ocispec.Descriptor, b []byte, listed string) ocispec.Descriptor {
+	t.Helper()
 	ctx := context.Background()
 	layer := ocispec.Descriptor{MediaType: BundleMediaType, Digest: digest.FromBytes(b), Size: int64(len(b))}
 	if err := store.Push(ctx, layer, bytes.NewReader(b)); err != nil {
@@ -170,7 +177,7 @@ func attachForTest(t testing.TB, store *oci.Store, subject ocispec.Descriptor, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(mb), Size: int64(len(mb)), ArtifactType: BundleMediaType}
+	d := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(mb), Size: int64(len(mb)), ArtifactType: listed}
 	if err := store.Push(ctx, d, bytes.NewReader(mb)); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,67 @@ func newReferrerManifest(subject, layer ocispec.Descriptor, predicateType string
 // Sigstore bundle.
 func isBundleType(t string) bool { return strings.HasPrefix(t, bundleMediaTypePrefix) }
 
+// otherArtifactTypes are artifact types plugkit knows to be something
+// else than a Sigstore bundle: a referrer listed as one is skipped unread.
+var otherArtifactTypes = map[string]bool{
+	"application/vnd.cncf.notary.signature": true, // Notary Project signatures
+	// cosign's signatures, attestations and SBOMs of its older format,
+	// attached as referrers.
+	"application/vnd.dev.cosign.artifact.sig.v1+json":  true,
+	"application/vnd.dev.cosign.artifact.att.v1+json":  true,
+	"application/vnd.dev.cosign.artifact.sbom.v1+json": true,
+	"application/spdx+json":                            true,
+	"application/vnd.cyclonedx+json":                   true,
+}
+
+// referrerKind is what a listing says of a referrer.
+type referrerKind int
+
+const (
+	// listedUnknown: the listed artifactType is empty or one plugkit does
+	// not know (go-containerregistry's registry lists a referrer's config
+	// media type there, the empty descriptor's for cosign's bundles), so
+	// only the manifest can tell.
+	listedUnknown referrerKind = iota
+	listedBundle
+	listedOther
+)
+
+// listedKind classifies a referrer by its descriptor in a referrers
+// listing, without reading it. The predicate type annotation, which the
+// referrers API copies from the manifest, tells a bundle of another
+// predicate type than want.
+func listedKind(d ocispec.Descriptor, want string) referrerKind {
+	switch t := d.Annotations[AnnotationPredicateType]; {
+	case d.MediaType != ocispec.MediaTypeImageManifest, t != "" && t != want:
+		return listedOther
+	case isBundleType(d.ArtifactType):
+		return listedBundle
+	case otherArtifactTypes[d.ArtifactType]:
+		return listedOther
+	}
+	return listedUnknown
+}
+
+// isBundleManifest decides from a referrer manifest itself whether it
+// holds a Sigstore bundle: by its artifactType when it has one, else by
+// its config's media type, else (an absent or empty config says nothing)
+// by its layers' media types.
+func isBundleManifest(m *ocispec.Manifest) bool {
+	switch {
+	case m.ArtifactType != "":
+		return isBundleType(m.ArtifactType)
+	case m.Config.MediaType != "" && m.Config.MediaType != ocispec.MediaTypeEmptyJSON:
+		return isBundleType(m.Config.MediaType)
+	}
+	for _, l := range m.Layers {
+		if isBundleType(l.MediaType) {
+			return true
+		}
+	}
+	return false
+}
+
 // errNotBundle marks a referrer that is something else than a Sigstore
 // bundle (an SBOM artifact, a Notary signature): not a candidate at all.
 var errNotBundle = errors.New("not a Sigstore bundle referrer")
@@ -98,11 +159,7 @@ func bundleLayer(manifest []byte, subject digest.Digest, maxBundle int64) (ocisp
 	if err := json.Unmarshal(manifest, &m); err != nil {
 		return ocispec.Descriptor{}, nil, fmt.Errorf("referrer manifest is not JSON: %w", err)
 	}
-	at := m.ArtifactType
-	if at == "" {
-		at = m.Config.MediaType
-	}
-	if m.MediaType != ocispec.MediaTypeImageManifest || !isBundleType(at) {
+	if m.MediaType != ocispec.MediaTypeImageManifest || !isBundleManifest(&m) {
 		return ocispec.Descriptor{}, nil, errNotBundle
 	}
 	fail := func(format string, args ...any) (ocispec.Descriptor, map[string]string, error) {

@@ -29,6 +29,11 @@ type Limits struct {
 	// MaxSignatures is how many bundle referrers of one subject are
 	// checked; more are reported as unchecked. Default 100.
 	MaxSignatures int
+	// MaxUnknownReferrers is how many referrers listed with no
+	// artifactType, or one plugkit does not know, have their manifests
+	// read (each within MaxManifestBytes) to learn whether they are
+	// bundles; more are reported as unread. Default 100.
+	MaxUnknownReferrers int
 	// MaxManifestBytes bounds a referrer manifest. Default 4 MiB.
 	MaxManifestBytes int64
 	// MaxBundleBytes bounds a bundle (attestations carry their predicate,
@@ -38,14 +43,18 @@ type Limits struct {
 
 // Default limits.
 const (
-	DefaultMaxSignatures    = 100
-	DefaultMaxManifestBytes = 4 << 20
-	DefaultMaxBundleBytes   = 16 << 20
+	DefaultMaxSignatures       = 100
+	DefaultMaxUnknownReferrers = 100
+	DefaultMaxManifestBytes    = 4 << 20
+	DefaultMaxBundleBytes      = 16 << 20
 )
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxSignatures <= 0 {
 		l.MaxSignatures = DefaultMaxSignatures
+	}
+	if l.MaxUnknownReferrers <= 0 {
+		l.MaxUnknownReferrers = DefaultMaxUnknownReferrers
 	}
 	if l.MaxManifestBytes <= 0 {
 		l.MaxManifestBytes = DefaultMaxManifestBytes
@@ -149,6 +158,10 @@ type Report struct {
 	Skipped int `json:"skipped,omitempty"`
 	// Unchecked counts bundle referrers past Limits.MaxSignatures.
 	Unchecked int `json:"unchecked,omitempty"`
+	// Unread counts referrers listed with no artifactType, or one
+	// plugkit does not know, past Limits.MaxUnknownReferrers: what they
+	// are is not known.
+	Unread int `json:"unread,omitempty"`
 }
 
 // Signature is the outcome for one bundle.
@@ -196,6 +209,9 @@ func (e *NotVerifiedError) Error() string {
 	if r.Unchecked > 0 {
 		s += fmt.Sprintf(" (%d more not checked: over MaxSignatures)", r.Unchecked)
 	}
+	if r.Unread > 0 {
+		s += fmt.Sprintf(" (%d referrers of unknown type not read: over MaxUnknownReferrers)", r.Unread)
+	}
 	return s
 }
 
@@ -207,9 +223,12 @@ func (e *NotVerifiedError) Is(target error) bool { return target == ErrNotVerifi
 // tar, one algorithm for all three. A referrer counts when its bundle is a
 // DSSE envelope over an in-toto statement whose subject is subject's
 // digest and whose predicate type is v.PredicateType, signed by someone v
-// trusts. It returns the report and nil when at least one is valid, the
-// report and a *NotVerifiedError when none is, or nil and an error when
-// the referrers cannot be listed.
+// trusts. A referrer listed with no artifactType, or one plugkit does not
+// know, is read to learn from its manifest whether it is a bundle, as
+// cosign does (up to Limits.MaxUnknownReferrers of them). It returns the
+// report and nil when at least one is valid, the report and a
+// *NotVerifiedError when none is, or nil and an error when the referrers
+// cannot be listed.
 func (v *Verifier) VerifyOCI(ctx context.Context, store content.ReadOnlyGraphStorage, subject ocispec.Descriptor) (*Report, error) {
 	lim := v.Limits.withDefaults()
 	rep := &Report{Subject: subject.Digest, PredicateType: v.predicateType(), Signatures: []Signature{}}
@@ -220,43 +239,56 @@ func (v *Verifier) VerifyOCI(ctx context.Context, store content.ReadOnlyGraphSto
 	if err != nil {
 		return nil, fmt.Errorf("listing the referrers of %s: %w", subject.Digest, err)
 	}
-	var cands []ocispec.Descriptor
+	var refs, unknown []*referrer
 	for _, d := range descs {
+		switch listedKind(d, rep.PredicateType) {
+		case listedOther:
+			rep.Skipped++
+		case listedBundle:
+			refs = append(refs, &referrer{desc: d})
+		default:
+			if len(unknown) == lim.MaxUnknownReferrers {
+				rep.Unread++
+				continue
+			}
+			r := &referrer{desc: d}
+			refs, unknown = append(refs, r), append(unknown, r)
+		}
+	}
+	// The unknown are read first: those that are bundles take their
+	// places, in listing order, among the bundles MaxSignatures admits.
+	eachReferrer(unknown, func(r *referrer) { r.read(ctx, store, subject, rep.PredicateType, lim) })
+	var cands []*referrer
+	for _, r := range refs {
 		switch {
-		case d.MediaType != ocispec.MediaTypeImageManifest || d.ArtifactType != "" && !isBundleType(d.ArtifactType),
-			d.Annotations[AnnotationPredicateType] != "" && d.Annotations[AnnotationPredicateType] != rep.PredicateType:
+		case r.notCandidate:
 			rep.Skipped++
 		case len(cands) == lim.MaxSignatures:
 			rep.Unchecked++
 		default:
-			cands = append(cands, d)
+			cands = append(cands, r)
 		}
 	}
 	// Candidates are fetched and checked a few at a time (a registry's
 	// round trips overlap), with at most MaxBundleBytes of bundles in
 	// hand at once (verifying one allocates several times its size).
-	sigs := make([]Signature, len(cands))
-	isCand := make([]bool, len(cands))
 	budget := semaphore.NewWeighted(lim.MaxBundleBytes)
-	workers := make(chan struct{}, verifyWorkers)
-	var wg sync.WaitGroup
-	for i, d := range cands {
-		workers <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-workers; wg.Done() }()
-			sigs[i], isCand[i] = v.checkReferrer(ctx, store, subject, d, lim, budget)
-		}()
-	}
-	wg.Wait()
+	eachReferrer(cands, func(r *referrer) {
+		if !r.isRead {
+			r.read(ctx, store, subject, rep.PredicateType, lim)
+		}
+		if !r.notCandidate {
+			r.sig = v.checkReferrer(ctx, store, subject, r, budget)
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i := range cands {
-		if isCand[i] {
-			rep.Signatures = append(rep.Signatures, sigs[i])
-		} else {
+	for _, r := range cands {
+		if r.notCandidate {
 			rep.Skipped++
+		} else {
+			rep.Signatures = append(rep.Signatures, r.sig)
 		}
 	}
 	if len(rep.Valid()) == 0 {
@@ -276,41 +308,79 @@ func listReferrers(ctx context.Context, store content.ReadOnlyGraphStorage, subj
 	return store.Predecessors(ctx, subject)
 }
 
-// verifyWorkers is how many referrers VerifyOCI checks at once.
+// verifyWorkers is how many referrers VerifyOCI reads or checks at once.
 const verifyWorkers = 4
 
-// checkReferrer fetches and verifies one referrer, holding its bundle's
-// size of budget meanwhile. candidate is false for a referrer that is not
-// a bundle of the predicate type asked for.
-func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGraphStorage, subject, d ocispec.Descriptor, lim Limits, budget *semaphore.Weighted) (sig Signature, candidate bool) {
-	sig.Referrer = d.Digest
-	want := v.predicateType()
-	refuse := func(format string, args ...any) (Signature, bool) {
-		sig.Reason = fmt.Sprintf(format, args...)
-		return sig, true
+// eachReferrer calls f for every referrer, verifyWorkers at a time, and
+// returns when all calls have.
+func eachReferrer(refs []*referrer, f func(*referrer)) {
+	workers := make(chan struct{}, verifyWorkers)
+	var wg sync.WaitGroup
+	for _, r := range refs {
+		workers <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-workers; wg.Done() }()
+			f(r)
+		}()
 	}
-	if d.Size > lim.MaxManifestBytes {
-		return refuse("referrer manifest is %d bytes, over the limit of %d (MaxManifestBytes)", d.Size, lim.MaxManifestBytes)
+	wg.Wait()
+}
+
+// referrer is one referrer of the subject on its way through VerifyOCI.
+type referrer struct {
+	desc ocispec.Descriptor
+	// isRead is set once read has fetched the manifest: notCandidate
+	// when it is no bundle of the predicate type asked for, else layer,
+	// the bundle's descriptor, or refusal, why it cannot be one.
+	isRead       bool
+	notCandidate bool
+	layer        ocispec.Descriptor
+	refusal      string
+	sig          Signature
+}
+
+// read fetches the referrer's manifest, within MaxManifestBytes, and
+// learns from it whether it is a bundle of the predicate type want.
+func (r *referrer) read(ctx context.Context, store content.ReadOnlyGraphStorage, subject ocispec.Descriptor, want string, lim Limits) {
+	r.isRead = true
+	if r.desc.Size > lim.MaxManifestBytes {
+		r.refusal = fmt.Sprintf("referrer manifest is %d bytes, over the limit of %d (MaxManifestBytes)", r.desc.Size, lim.MaxManifestBytes)
+		return
 	}
-	mb, err := content.FetchAll(ctx, store, d)
+	mb, err := content.FetchAll(ctx, store, r.desc)
 	if err != nil {
-		return refuse("fetching the referrer manifest: %v", err)
+		r.refusal = fmt.Sprintf("fetching the referrer manifest: %v", err)
+		return
 	}
 	layer, annotations, err := bundleLayer(mb, subject.Digest, lim.MaxBundleBytes)
-	if errors.Is(err, errNotBundle) {
-		return sig, false
-	}
-	if t := annotations[AnnotationPredicateType]; t != "" && t != want {
-		return sig, false
+	if t := annotations[AnnotationPredicateType]; errors.Is(err, errNotBundle) || t != "" && t != want {
+		r.notCandidate = true
+		return
 	}
 	if err != nil {
+		r.refusal = err.Error()
+		return
+	}
+	r.layer = layer
+}
+
+// checkReferrer verifies the bundle of a referrer read, holding its size
+// of budget meanwhile.
+func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGraphStorage, subject ocispec.Descriptor, r *referrer, budget *semaphore.Weighted) Signature {
+	sig := Signature{Referrer: r.desc.Digest}
+	refuse := func(format string, args ...any) Signature {
+		sig.Reason = fmt.Sprintf(format, args...)
+		return sig
+	}
+	if r.refusal != "" {
+		return refuse("%s", r.refusal)
+	}
+	if err := budget.Acquire(ctx, r.layer.Size); err != nil {
 		return refuse("%v", err)
 	}
-	if err := budget.Acquire(ctx, layer.Size); err != nil {
-		return refuse("%v", err)
-	}
-	defer budget.Release(layer.Size)
-	bb, err := content.FetchAll(ctx, store, layer)
+	defer budget.Release(r.layer.Size)
+	bb, err := content.FetchAll(ctx, store, r.layer)
 	if err != nil {
 		return refuse("fetching the bundle: %v", err)
 	}
@@ -323,7 +393,7 @@ func (v *Verifier) checkReferrer(ctx context.Context, store content.ReadOnlyGrap
 		return refuse("%v", err)
 	}
 	sig.Valid, sig.Signer = true, signer
-	return sig, true
+	return sig
 }
 
 // VerifyBlob checks a detached bundle (what `cosign sign-blob --bundle`

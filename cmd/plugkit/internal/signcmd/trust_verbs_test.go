@@ -28,6 +28,7 @@ type verifyDoc struct {
 	PredicateType string
 	Signatures    []trust.Signature
 	Skipped       int
+	Unread        int
 	Decision      *trust.Decision
 }
 

@@ -35,6 +35,7 @@ type verifyResult struct {
 	Signatures    []trust.Signature        `json:"signatures"`
 	Skipped       int                      `json:"skipped,omitempty"`
 	Unchecked     int                      `json:"unchecked,omitempty"`
+	Unread        int                      `json:"unread,omitempty"`
 	// Decision is the trust policy's, with --policy.
 	Decision *trust.Decision `json:"decision,omitempty"`
 }
@@ -71,6 +72,16 @@ statement whose subject is the plugin's manifest digest, of the predicate
 type asked for (a signature, or --type URI for an attestation), signed by
 whom you trust. A FILE is checked against its detached bundle
 (FILE.sigstore.json, or --bundle); a DIR only against a --policy.
+
+The referrers of REF's manifest are those the registry lists (by the
+referrers API, else the referrers tag schema) or the layout holds. One
+listed with a Sigstore bundle artifactType is a candidate; one listed with
+a type known to be something else (an SBOM, a Notary signature) is
+skipped; one listed with no artifactType or an unknown one (some registries
+list the config's media type there, and a layout lists none) is read, as
+cosign reads every referrer, and judged by its manifest: by its
+artifactType, else its config's media type, else its layers'. At most
+--max-unknown-referrers are read so; more are reported unread.
 
 Whom you trust:
   --key FILE                 a public key (repeatable: any one will do)
@@ -110,13 +121,14 @@ that cannot be used.`,
 	fl.StringVar(&opts.v.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
 	fl.StringVar(&opts.v.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
 	fl.IntVar(&opts.v.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
+	fl.IntVar(&opts.v.limits.MaxUnknownReferrers, "max-unknown-referrers", trust.DefaultMaxUnknownReferrers, "read at most this many referrers listed with no or an unknown artifactType (more are reported unread)")
 	fl.Int64Var(&opts.v.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
 	return cmd
 }
 
 func runVerify(cmd *cobra.Command, f *remote.OCIFlags, v *verifyFlags, arg string) error {
-	if v.limits.MaxSignatures <= 0 || v.limits.MaxBundleBytes <= 0 {
-		return command.Usagef("--max-signatures and --max-bundle-bytes must be positive")
+	if v.limits.MaxSignatures <= 0 || v.limits.MaxUnknownReferrers <= 0 || v.limits.MaxBundleBytes <= 0 {
+		return command.Usagef("--max-signatures, --max-unknown-referrers and --max-bundle-bytes must be positive")
 	}
 	var policy *trust.Policy
 	var verifier *trust.Verifier
@@ -142,7 +154,7 @@ func runVerify(cmd *cobra.Command, f *remote.OCIFlags, v *verifyFlags, arg strin
 		rep, err = verifyPath(cmd, v, arg, policy, verifier, res)
 	}
 	if rep != nil {
-		res.PredicateType, res.Signatures, res.Skipped, res.Unchecked = rep.PredicateType, rep.Signatures, rep.Skipped, rep.Unchecked
+		res.PredicateType, res.Signatures, res.Skipped, res.Unchecked, res.Unread = rep.PredicateType, rep.Signatures, rep.Skipped, rep.Unchecked, rep.Unread
 	}
 	if err == nil {
 		res.Verified = true
@@ -341,5 +353,8 @@ func printVerify(w io.Writer, r *verifyResult) {
 	}
 	if r.Unchecked > 0 {
 		command.Printf(w, "  (%d more not checked: over the limit of signatures per plugin)\n", r.Unchecked)
+	}
+	if r.Unread > 0 {
+		command.Printf(w, "  (%d referrers of unknown type not read: over --max-unknown-referrers)\n", r.Unread)
 	}
 }
