@@ -52,8 +52,8 @@ type verifyFlags struct {
 
 // verifyOptions are the flags of plugkit verify.
 type verifyOptions struct {
-	oci remote.OCIFlags
-	v   verifyFlags
+	oci   remote.OCIFlags
+	trust verifyFlags
 }
 
 // NewCmdVerify builds plugkit verify, which runs with fac.
@@ -106,23 +106,23 @@ that cannot be used.`,
   plugkit verify ./my-plugin --policy policy.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVerify(cmd, &opts.oci, &opts.v, args[0])
+			return runVerify(cmd, &opts.oci, &opts.trust, args[0])
 		},
 	}
 	opts.oci.Register(fac, cmd)
 	fl := cmd.Flags()
-	fl.StringArrayVar(&opts.v.keys, "key", nil, "a trusted public key file (repeatable)")
-	fl.StringVar(&opts.v.identity, "certificate-identity", "", "keyless: the certificate's subject (SAN), exactly")
-	fl.StringVar(&opts.v.identityRegexp, "certificate-identity-regexp", "", "keyless: a Go regexp the certificate's subject matches")
-	fl.StringVar(&opts.v.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer, exactly")
-	fl.StringVar(&opts.v.issuerRegexp, "certificate-oidc-issuer-regexp", "", "keyless: a Go regexp the OIDC issuer matches")
-	fl.StringVar(&opts.v.trustedRoot, "trusted-root", "", "keyless: the Sigstore trusted root JSON file")
-	fl.StringVar(&opts.v.policy, "policy", "", "a trust policy file (JSON or YAML)")
-	fl.StringVar(&opts.v.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
-	fl.StringVar(&opts.v.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
-	fl.IntVar(&opts.v.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
-	fl.IntVar(&opts.v.limits.MaxUnknownReferrers, "max-unknown-referrers", trust.DefaultMaxUnknownReferrers, "read at most this many referrers listed with no or an unknown artifactType (more are reported unread)")
-	fl.Int64Var(&opts.v.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
+	fl.StringArrayVar(&opts.trust.keys, "key", nil, "a trusted public key file (repeatable)")
+	fl.StringVar(&opts.trust.identity, "certificate-identity", "", "keyless: the certificate's subject (SAN), exactly")
+	fl.StringVar(&opts.trust.identityRegexp, "certificate-identity-regexp", "", "keyless: a Go regexp the certificate's subject matches")
+	fl.StringVar(&opts.trust.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer, exactly")
+	fl.StringVar(&opts.trust.issuerRegexp, "certificate-oidc-issuer-regexp", "", "keyless: a Go regexp the OIDC issuer matches")
+	fl.StringVar(&opts.trust.trustedRoot, "trusted-root", "", "keyless: the Sigstore trusted root JSON file")
+	fl.StringVar(&opts.trust.policy, "policy", "", "a trust policy file (JSON or YAML)")
+	fl.StringVar(&opts.trust.predicate, "type", "", "check an attestation of this predicate type (URI or cosign shorthand) instead of a signature")
+	fl.StringVar(&opts.trust.bundle, "bundle", "", "a FILE's bundle (default FILE.sigstore.json)")
+	fl.IntVar(&opts.trust.limits.MaxSignatures, "max-signatures", trust.DefaultMaxSignatures, "check at most this many signatures of a plugin (more are reported unchecked)")
+	fl.IntVar(&opts.trust.limits.MaxUnknownReferrers, "max-unknown-referrers", trust.DefaultMaxUnknownReferrers, "read at most this many referrers listed with no or an unknown artifactType (more are reported unread)")
+	fl.Int64Var(&opts.trust.limits.MaxBundleBytes, "max-bundle-bytes", trust.DefaultMaxBundleBytes, "refuse a bundle larger than this")
 	return cmd
 }
 
