@@ -250,7 +250,7 @@ func CheckResolveQuery(q *distribution.ResolveQuery) error {
 	return nil
 }
 
-// ResolveRequest is what a resolve asked, for the messages of refused.
+// ResolveRequest is what a resolve asked, for the messages of Refused.
 func ResolveRequest(q distribution.ResolveQuery) Request {
 	ch := q.Channel
 	if ch == "" && q.ReleaseID == "" {
