@@ -34,7 +34,7 @@ type packResult struct {
 // packOptions are the flags of plugkit pack.
 type packOptions struct {
 	out    string
-	pack   PackOptions
+	pack   PackDirOptions
 	asJSON bool
 }
 
@@ -85,7 +85,7 @@ or I/O error.`,
 	return cmd
 }
 
-func runPack(cmd *cobra.Command, dir, out string, opts PackOptions, asJSON bool) error {
+func runPack(cmd *cobra.Command, dir, out string, opts PackDirOptions, asJSON bool) error {
 	opts.Exclude = out
 	pkg, part, err := loadPackPartial(dir, opts)
 	if err != nil {
@@ -112,11 +112,11 @@ func runPack(cmd *cobra.Command, dir, out string, opts PackOptions, asJSON bool)
 	})
 }
 
-// PackOptions say how a plugin directory becomes an archive. pack and
+// PackDirOptions say how a plugin directory becomes an archive. pack and
 // publish share them, and inspect and validate read with the same link
 // rule, so that what validate accepts is what pack packs and what inspect's
 // digest names.
-type PackOptions struct {
+type PackDirOptions struct {
 	// Root puts every entry under this folder (archive.PackOptions.Root).
 	Root string
 	// StrictLinks refuses any link or special file instead of reading links
@@ -131,7 +131,7 @@ type PackOptions struct {
 // loadPackDir reads dir with the link rule and loads it, refusing a
 // rejected plugin. Errors come as failed or usage; a rejection carries its
 // diagnostics (agentplugin.Diagnostics).
-func loadPackDir(dir string, opts PackOptions) (*agentplugin.Package, error) {
+func loadPackDir(dir string, opts PackDirOptions) (*agentplugin.Package, error) {
 	snap, err := snapshot.ReadDir(dir, input.ReadOptions(opts.StrictLinks))
 	if err != nil {
 		return nil, readDirError(err)
@@ -146,7 +146,7 @@ func loadPackDir(dir string, opts PackOptions) (*agentplugin.Package, error) {
 // loadPackPartial is loadPackDir holding the bytes of only the files the
 // loader reads: pack streams the others from the directory, so that it
 // never holds the payload. Close the Partial.
-func loadPackPartial(dir string, opts PackOptions) (*agentplugin.Package, *snapshot.Partial, error) {
+func loadPackPartial(dir string, opts PackDirOptions) (*agentplugin.Package, *snapshot.Partial, error) {
 	part, err := snapshot.ReadPartial(dir, input.ReadOptions(opts.StrictLinks), agentplugin.ReadsContent)
 	if err != nil {
 		return nil, nil, readDirError(err)
@@ -176,7 +176,7 @@ func readDirError(err error) error {
 
 // excluded is the package path of the archive being written, when it lies
 // inside dir.
-func excluded(dir string, opts PackOptions) (string, bool) {
+func excluded(dir string, opts PackDirOptions) (string, bool) {
 	if opts.Exclude == "" {
 		return "", false
 	}
@@ -193,7 +193,7 @@ func loadedOrFailed(pkg *agentplugin.Package, err error) (*agentplugin.Package, 
 }
 
 // PackDir is loadPackDir and the archive in memory: what publish sends.
-func PackDir(dir string, opts PackOptions) (*agentplugin.Package, []byte, error) {
+func PackDir(dir string, opts PackDirOptions) (*agentplugin.Package, []byte, error) {
 	pkg, err := loadPackDir(dir, opts)
 	if err != nil {
 		return nil, nil, err

@@ -34,7 +34,7 @@ func TestPackChangedFileWritesNothing(t *testing.T) {
 			dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 			outDir := t.TempDir()
 			out := filepath.Join(outDir, "demo.tar.gz")
-			_, part, err := loadPackPartial(dir, PackOptions{Exclude: out})
+			_, part, err := loadPackPartial(dir, PackDirOptions{Exclude: out})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func relink(p, target string) error {
 func TestPackHoldsWhatTheLoaderRead(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "demo.tar.gz")
-	pkg, part, err := loadPackPartial(dir, PackOptions{Exclude: out})
+	pkg, part, err := loadPackPartial(dir, PackDirOptions{Exclude: out})
 	if err != nil {
 		t.Fatal(err)
 	}

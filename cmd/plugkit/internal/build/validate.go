@@ -19,7 +19,7 @@ import (
 	"github.com/plugkit/plugkit/source"
 )
 
-// validateReport is the --json document of one validated path. Its field
+// ValidateReport is the --json document of one validated path. Its field
 // names are a stable interface: add fields, never rename them.
 type ValidateReport struct {
 	Path                 string                   `json:"path"`

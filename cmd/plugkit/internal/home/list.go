@@ -43,7 +43,7 @@ type ListEntry struct {
 	Warnings []agentplugin.Diagnostic `json:"warnings,omitempty"`
 }
 
-// States of a listEntry.
+// States of a ListEntry.
 const (
 	StateOK       = "ok"
 	StateMissing  = "missing"

@@ -35,7 +35,7 @@ type PluginOutcome struct {
 	Error *command.ErrorDetail `json:"error,omitempty"`
 }
 
-// Outcomes of pluginOutcome.
+// Outcomes of a PluginOutcome.
 const (
 	OutcomeInstalled = "installed"
 	OutcomeUpdated   = "updated"

@@ -120,7 +120,7 @@ func publishBytes(cmd *cobra.Command, path string, strictLinks bool) ([]byte, *b
 		return nil, nil, command.Usage(err)
 	}
 	if fi.IsDir() {
-		pkg, b, err := build.PackDir(path, build.PackOptions{StrictLinks: strictLinks})
+		pkg, b, err := build.PackDir(path, build.PackDirOptions{StrictLinks: strictLinks})
 		if err != nil {
 			return nil, nil, command.Explain(cmd, err)
 		}
