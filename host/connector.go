@@ -3,6 +3,8 @@ package host
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -269,6 +271,88 @@ func (h *Host) CallServerTool(ctx context.Context, serverID, tool string, argume
 		return nil, err
 	}
 	return s.call(ctx, tool, arguments)
+}
+
+// callToolJSON calls the tool named name (its host name) as CallTool
+// does, with arguments as a client sent them (a JSON object; nil for
+// none), and returns the result as JSON. A stdio server's result is
+// relayed as the server wrote it (mcprun.Conn.Call), neither decoded nor
+// encoded again, unless it needs what CallTool does to results: resource
+// URIs rewritten, a missing content list given, an unknown content type
+// refused, a request for input answered by the SDK.
+func (h *Host) callToolJSON(ctx context.Context, name string, arguments json.RawMessage) (json.RawMessage, error) {
+	s, t, err := find(ctx, h, name, kindTools, (*server).tools, func(t Tool) string { return t.Name })
+	if err != nil {
+		return nil, err
+	}
+	_, conn, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(arguments) == 0 || string(arguments) == "null" {
+		arguments = json.RawMessage("{}")
+	}
+	toolName, err := json.Marshal(t.Def.Name)
+	if err != nil {
+		return nil, err
+	}
+	params := slices.Concat([]byte(`{"name":`), toolName, []byte(`,"arguments":`), arguments, []byte(`}`))
+	var raw json.RawMessage
+	err = withTimeout(ctx, s.h.opts.CallTimeout, "tools/call", func(ctx context.Context) (err error) {
+		raw, err = conn.Call(ctx, "tools/call", params)
+		return err
+	})
+	if errors.Is(err, mcprun.ErrNoRawCall) {
+		return s.callJSON(ctx, t.Def.Name, arguments)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: %w", s.def.ID, t.Def.Name, err)
+	}
+	var scan struct {
+		Content []struct {
+			Type string `json:"type"`
+		} `json:"content"`
+		ResultType string `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &scan); err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: result: %w", s.def.ID, t.Def.Name, err)
+	}
+	if scan.ResultType != "" && scan.ResultType != "complete" {
+		// The server asks for input first: the SDK's client answers that
+		// (see mcp.MultiRoundTripOptions) and calls again.
+		return s.callJSON(ctx, t.Def.Name, arguments)
+	}
+	plain := scan.Content != nil
+	for _, c := range scan.Content {
+		plain = plain && (c.Type == "text" || c.Type == "image" || c.Type == "audio")
+	}
+	if plain {
+		return raw, nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: result: %w", s.def.ID, t.Def.Name, err)
+	}
+	s.rewrite(res.Content)
+	return marshalResult(&res)
+}
+
+// callJSON is call with the result as JSON.
+func (s *server) callJSON(ctx context.Context, tool string, arguments json.RawMessage) (json.RawMessage, error) {
+	res, err := s.call(ctx, tool, arguments)
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(res)
+}
+
+// marshalResult encodes a tool's result, with an empty content list
+// rather than none, which the protocol requires.
+func marshalResult(res *mcp.CallToolResult) (json.RawMessage, error) {
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	return json.Marshal(res)
 }
 
 func (s *server) call(ctx context.Context, tool string, arguments any) (*mcp.CallToolResult, error) {

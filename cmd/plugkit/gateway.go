@@ -208,7 +208,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	}
 	// Then the input ends, as when the client closes it: the session
 	// ends, and the gateway exits 0.
-	err = gw.Server().Run(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: inputUntil(ctx, cmd.InOrStdin(), drain), Writer: nopWriteCloser{cmd.OutOrStdout()}})
+	err = gw.Server().Run(context.WithoutCancel(ctx), gw.IOTransport(inputUntil(ctx, cmd.InOrStdin(), drain), nopWriteCloser{cmd.OutOrStdout()}))
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Warn("client connection ended", "reason", err.Error())
 	}
