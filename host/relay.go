@@ -107,18 +107,21 @@ func (rl *relay) take(line []byte) bool {
 // call starts relaying a tools/call request, unless the SDK is to
 // answer it.
 func (rl *relay) call(line []byte) bool {
-	var req envelope
-	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !isID(req.ID) {
+	var req struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  *struct {
+			Name      *string         `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !isID(req.ID) ||
+		req.Params == nil || req.Params.Name == nil {
 		return false
 	}
-	var params struct {
-		Name      *string         `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(req.Params, &params) != nil || params.Name == nil {
-		return false
-	}
+	params := req.Params
 	sessionless := isSessionless(params.Meta)
 	id := string(req.ID)
 	rl.mu.Lock()
@@ -168,7 +171,11 @@ func (rl *relay) serve(ctx context.Context, id json.RawMessage, name string, arg
 	case <-ctx.Done():
 		return
 	}
-	res, err := rl.g.h.callToolJSON(ctx, name, arguments)
+	var serverInfo json.RawMessage
+	if sessionless {
+		serverInfo = rl.g.serverInfo
+	}
+	res, err := rl.g.h.callToolJSON(ctx, name, arguments, serverInfo)
 	if ctx.Err() != nil {
 		return // cancelled: the client expects no answer
 	}
@@ -178,13 +185,7 @@ func (rl *relay) serve(ctx context.Context, id json.RawMessage, name string, arg
 			rl.answer(id, "error", rpcErr)
 			return
 		}
-		if res, err = marshalResult(failed); err != nil {
-			rl.answer(id, "error", internalError(err))
-			return
-		}
-	}
-	if sessionless {
-		if res, err = rl.g.annotate(res); err != nil {
+		if res, err = marshalResult(failed, serverInfo); err != nil {
 			rl.answer(id, "error", internalError(err))
 			return
 		}
@@ -291,32 +292,4 @@ func (rl *relay) learn(p []byte) {
 	if msg.Result != nil && len(rl.accepted) < maxAccepted {
 		rl.accepted[meta] = true
 	}
-}
-
-// annotate names the gateway in a result's _meta, unless the server named
-// itself there, as the SDK does for a sessionless client.
-func (g *Gateway) annotate(res json.RawMessage) (json.RawMessage, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(res, &top); err != nil {
-		return nil, err
-	}
-	var meta map[string]json.RawMessage
-	if m := top["_meta"]; len(m) > 0 && string(m) != "null" {
-		if err := json.Unmarshal(m, &meta); err != nil {
-			return nil, err
-		}
-	}
-	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
-		return res, nil
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[mcp.MetaKeyServerInfo] = g.serverInfo
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	top["_meta"] = b
-	return json.Marshal(top)
 }

@@ -96,18 +96,17 @@ func (p *rawPipe) take(line []byte) bool {
 		return false
 	}
 	var msg struct {
-		ID     json.RawMessage `json:"id"`
+		ID     *string         `json:"id"` // the SDK's numbers do not decode
 		Method string          `json:"method"`
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
 	}
-	var id string
-	if json.Unmarshal(line, &msg) != nil || msg.Method != "" || json.Unmarshal(msg.ID, &id) != nil {
+	if json.Unmarshal(line, &msg) != nil || msg.Method != "" || msg.ID == nil {
 		return false
 	}
 	p.mu.Lock()
-	ch, ok := p.pending[id]
-	delete(p.pending, id)
+	ch, ok := p.pending[*msg.ID]
+	delete(p.pending, *msg.ID)
 	p.mu.Unlock()
 	if !ok {
 		return false // not ours, or ours and given up: the SDK drops it
