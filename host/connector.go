@@ -352,12 +352,10 @@ func (h *Host) callToolJSON(ctx context.Context, name string, arguments, serverI
 // namesServer reports whether a result's _meta names the server that
 // made it.
 func namesServer(meta json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return false
+	var m struct {
+		ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
 	}
-	_, ok := m[mcp.MetaKeyServerInfo]
-	return ok
+	return json.Unmarshal(meta, &m) == nil && m.ServerInfo != nil
 }
 
 // callJSON is call with the result as JSON (see callToolJSON).

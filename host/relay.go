@@ -155,11 +155,12 @@ func isID(id json.RawMessage) bool {
 // isSessionless reports whether a request's _meta makes it one of the
 // sessionless protocol, as the SDK judges it.
 func isSessionless(meta json.RawMessage) bool {
+	// A version that is not a string fails to decode: the SDK takes the
+	// request for one of a session then, too.
 	var m struct {
-		Version json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
 	}
-	var v string
-	return json.Unmarshal(meta, &m) == nil && json.Unmarshal(m.Version, &v) == nil && v >= mcprun.SessionlessProtocol
+	return meta != nil && json.Unmarshal(meta, &m) == nil && m.Version >= mcprun.SessionlessProtocol
 }
 
 // serve answers one relayed call.
