@@ -146,10 +146,25 @@ func (rl *relay) call(line []byte) bool {
 	return true
 }
 
-// isID reports whether a request's ID is one the relay answers: a number
-// or a string.
+// isID reports whether a request's ID is one the relay answers with the
+// same bytes the SDK would: a string, or an integer written plainly (the
+// SDK writes 1e3 back as 1000).
 func isID(id json.RawMessage) bool {
-	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+	if len(id) > 0 && id[0] == '"' {
+		return true
+	}
+	// Up to 15 digits, which a float64 (the SDK's way in) holds exactly;
+	// no leading zeros, no -0.
+	digits := bytes.TrimPrefix(id, []byte("-"))
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && (len(digits) > 1 || len(digits) < len(id)) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isSessionless reports whether a request's _meta makes it one of the

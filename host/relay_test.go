@@ -262,3 +262,12 @@ func TestRelayWaitsUntilReady(t *testing.T) {
 		t.Fatal("still held after ready")
 	}
 }
+
+func TestRelayTakesIDsItWritesBackAsTheSDK(t *testing.T) {
+	for id, want := range map[string]bool{`1`: true, `0`: true, `-12`: true, `"a"`: true, `""`: true, `123456789012345`: true,
+		`1234567890123456`: false, `1e3`: false, `1.0`: false, `01`: false, `-0`: false, `-`: false, `null`: false, `{}`: false, ``: false} {
+		if isID(json.RawMessage(id)) != want {
+			t.Errorf("isID(%s) = %v", id, !want)
+		}
+	}
+}
