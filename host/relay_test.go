@@ -271,3 +271,28 @@ func TestRelayTakesIDsItWritesBackAsTheSDK(t *testing.T) {
 		}
 	}
 }
+
+// The end of the input cancels the relayed calls in flight on their
+// servers, as the SDK cancels its own.
+func TestRelayInputEndCancels(t *testing.T) {
+	gw, logs := relayGateway(t)
+	w, r := serveStreams(t, gw)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: r, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolName("p", "old", "sleep"), Arguments: map[string]any{"ms": 60000}})
+	waitFor(t, "the call to reach the server", func() bool { return relayed(t, logs["old"]) == 1 })
+	w.Close()
+	waitFor(t, "the cancellation to reach the server", func() bool {
+		b, _ := os.ReadFile(logs["old"])
+		return strings.Contains(string(b), `"method":"notifications/cancelled","params":{"requestId":"plugkit-`)
+	})
+	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := gw.Drain(dctx); err != nil {
+		t.Errorf("Drain after the input ended: %v", err)
+	}
+}
