@@ -76,13 +76,13 @@ func (in relayInput) Read(p []byte) (int, error) {
 // Close closes the client's stream.
 func (in relayInput) Close() error { return in.r.Close() }
 
-// envelope is what the relay reads of a JSON-RPC message.
+// envelope is what the relay reads of a notification, or of the SDK's
+// answers.
 type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
 }
 
 // take takes a message out of the client's stream when the relay
