@@ -10,12 +10,12 @@ import (
 	"github.com/plugkit/plugkit/internal/hostile"
 )
 
-// TestAliasRepeatedKeysBounded is issue 8, item 1: an anchored mapping
-// with many repeated keys, referenced by many aliases, once gave a
-// problem per key per reference (5 KB of frontmatter, a million problems;
-// 15 KB, 3.6 GB). Every problem and every alias expansion is now charged
-// to the frontmatter's budget and the problems kept are capped, so Parse
-// returns a bounded list at once.
+// TestAliasRepeatedKeysBounded: an anchored mapping with many repeated
+// keys, referenced by many aliases, would give a problem per key per
+// reference, a number that grows with the square of the frontmatter's
+// size. Every problem and every alias expansion is charged to the
+// frontmatter's budget and the problems kept are capped, so Parse returns
+// a bounded list at once, in bounded memory.
 func TestAliasRepeatedKeysBounded(t *testing.T) {
 	for _, size := range []int{5 << 10, 15 << 10, 60 << 10} {
 		content := hostile.SkillShapes[0].Document(size)
