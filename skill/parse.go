@@ -119,8 +119,11 @@ func yamlErrorLine(msg string) int {
 
 // parserErrors start the messages of yaml.v3's parser, as opposed to its
 // scanner. The parser reports a 0-based line (of the error, or of the
-// construct it breaks) where the scanner reports a 1-based one.
-var parserErrors = []string{"did not find expected", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"}
+// construct it breaks) where the scanner reports a 1-based one. Both say
+// "did not find expected", so the parser's are listed in full: the
+// scanner's (a name after "&", a hexadecimal escape, a tag) end otherwise.
+var parserErrors = []string{"did not find expected <", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"}
 
 func isParserError(msg string) bool {
 	_, msg, _ = strings.Cut(msg, "line ")

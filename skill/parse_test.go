@@ -106,6 +106,18 @@ func TestYAMLStructure(t *testing.T) {
 			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
 		{name: "tab indentation", content: doc("metadata:", "\ta: b"),
 			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		// The scanner's "did not find expected" errors count lines from
+		// 1, the parser's from 0: each is placed on its own line.
+		{name: "anchor without a name", content: doc("name: demo", "description: &"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "bad hexadecimal escape", content: doc("name: demo", `description: "\xZZ"`),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "tag without its closing bracket", content: doc("name: demo", "description: !<x", "a: b"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "unclosed flow list before a key", content: doc("name: demo", "description: d", "x: [a, b", "y: c"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "list item where a key is expected", content: doc("name: demo", "metadata:", "  a: b", " - c"),
+			want: []want{errAt("skill-yaml-invalid", "", 5, 0)}},
 		{name: "invalid UTF-8", content: doc("name: demo", "description: \xff"),
 			want: []want{errAt("skill-yaml-invalid", "", 0, 0)}},
 		{name: "list", content: doc("- name: demo"),
