@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -66,6 +67,22 @@ func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
 		if code, out, errOut := plugkit(t, args...); code != ExitUsage || !strings.Contains(errOut, "unknown command") {
 			t.Errorf("plugkit %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 		}
+	}
+}
+
+// TestSuggestionIndent: a mistyped verb's suggestions are indented by a
+// tab, as cobra lays them out, not by a printed "\t"; a tab inside a line
+// of an error is still escaped.
+func TestSuggestionIndent(t *testing.T) {
+	code, out, errOut := plugkit(t, "valdate")
+	want := "plugkit: unknown command \"valdate\" for \"plugkit\"\n\nDid you mean this?\n\tvalidate\n"
+	if code != ExitUsage || out != "" || errOut != want {
+		t.Errorf("plugkit valdate: exit %d, stderr %q, want %q", code, errOut, want)
+	}
+	var b bytes.Buffer
+	printError(&b, errors.New("name\tx\n\t\tindented\there"))
+	if want := "plugkit: name\\tx\n\t\tindented\\there\n"; b.String() != want {
+		t.Errorf("printError: %q, want %q", b.String(), want)
 	}
 }
 
