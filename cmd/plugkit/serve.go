@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,7 +55,9 @@ $PGPASSWORD or ~/.pgpass, never the command line) and the artifacts in S3
 (--blobs s3://BUCKET/PREFIX; credentials from $AWS_ACCESS_KEY_ID and
 $AWS_SECRET_ACCESS_KEY or the AWS shared files). Replicas then need no data
 directory, and drop their caches as soon as another one writes. See
-docs/operations.md.
+docs/operations.md. With the database in --data (SQLite), one server holds
+the directory (a lock on DATA/registry.lock, released when it exits): a
+second serve on it exits 1 naming the directory and the first one's pid.
 
 Tokens, one per line in a file or comma-separated in the environment, each
 "NAME=SECRET" (identity NAME) or a bare secret (identity "token:" and 16 hex
@@ -87,7 +87,10 @@ same collection once.
 
 The first line on stdout is "plugkit serve: listening on URL". SIGINT or
 SIGTERM stops accepting connections and lets the requests in flight,
-publishes included, finish (up to --shutdown-timeout).`,
+publishes included, finish (up to --shutdown-timeout).
+
+Exit status: 0 stopped by SIGINT or SIGTERM, 1 another plugkit serve holds
+--data, 2 usage or I/O error (an address in use included).`,
 		Example: `  PLUGKIT_PUBLISH_TOKENS=alice=s3cret plugkit serve --data ./registry-data --addr 127.0.0.1:8080
   plugkit serve --publish-token-file /etc/plugkit/publishers --read-token-file /etc/plugkit/readers \
       --admin-token-file /etc/plugkit/admins --data /var/lib/plugkit
@@ -226,9 +229,12 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return cli.Usage(err)
 	}
 	defer ln.Close()
+	// A second server on the same SQLite database would answer from its
+	// caches what the first changed.
+	cfg.Exclusive = true
 	st, err := storage.Open(cmd.Context(), cfg)
 	if err != nil {
-		return cli.Usage(err)
+		return storageError(err)
 	}
 	defer st.Close()
 	h, err := registry.New(registry.Config{
@@ -331,7 +337,10 @@ same every --gc-interval; gc runs it once, and is safe to run while the
 server runs on the same storage (--data, or --database and --blobs as the
 server has them).
 
-Exit status: 0 collected, 2 usage or I/O error.`,
+A directory that holds no registry (no DATA/registry.db) is refused, and
+not created.
+
+Exit status: 0 collected, 2 usage or I/O error, or no registry there.`,
 		Example: `  plugkit serve gc --data ./registry-data --dry-run
   plugkit serve gc --data /var/lib/plugkit --grace 1h --json`,
 		Args: cobra.NoArgs,
@@ -343,14 +352,10 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			if cfg.DatabaseURL == "" {
-				if _, err := os.Stat(filepath.Join(cfg.DataDir, "registry.db")); err != nil {
-					return cli.Usage(fmt.Errorf("%s is not a registry data directory: %w", cfg.DataDir, err))
-				}
-			}
+			cfg.OpenExisting = true
 			st, err := storage.Open(cmd.Context(), cfg)
 			if err != nil {
-				return cli.Usage(err)
+				return storageError(err)
 			}
 			defer st.Close()
 			rep, err := registry.CollectGarbage(cmd.Context(), st.Store, st.Blobs, opts)

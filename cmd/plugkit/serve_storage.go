@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -64,4 +65,18 @@ func (f *storageFlags) config(cmd *cobra.Command) (storage.Config, error) {
 		return cfg, cli.Usage(errors.New("the --s3-* flags need --blobs s3://BUCKET/PREFIX"))
 	}
 	return cfg, nil
+}
+
+// storageError is how a verb fails when its storage does not open: a
+// registry that is not there means a wrong --data or --database (exit 2),
+// a data directory another server holds is a refusal (exit 1), anything
+// else is an I/O error.
+func storageError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrNoRegistry):
+		return cli.Usage(fmt.Errorf("%w: give the --data or --database of a registry (plugkit serve and plugkit serve token add create one)", err))
+	case errors.Is(err, storage.ErrInUse):
+		return cli.Failed(fmt.Errorf("%w: stop that plugkit serve first, or give another --data", err))
+	}
+	return cli.Usage(err)
 }

@@ -30,9 +30,10 @@ type packResult struct {
 
 func newPackCmd() *cobra.Command {
 	var (
-		out    string
-		opts   packOptions
-		asJSON bool
+		out         string
+		opts        packOptions
+		asJSON      bool
+		allowErrors bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pack DIR",
@@ -41,6 +42,10 @@ func newPackCmd() *cobra.Command {
 specification rejects, and writes a deterministic gzip-compressed USTAR
 archive atomically (a temporary sibling renamed into place). It prints the
 archive's digest, size and path, after any diagnostics.
+
+A plugin with error diagnostics (an invalid skill, a server that will not
+start) is refused, as push, publish and install refuse it: its report is
+printed as validate prints it and nothing is written, unless --allow-errors.
 
 Links: a symbolic link whose target stays inside DIR is packed as the file or
 directory it points to, exactly as validate and inspect read it; a link that
@@ -59,32 +64,42 @@ files are read again as the archive is written. A file that changed in
 between (removed, replaced, or of another size) fails the pack with
 "FILE changed while packing" and no archive is written.
 
-Exit status: 0 written, 1 the plugin is rejected or cannot be packed, 2 usage
-or I/O error.`,
+Exit status: 0 written, 1 the plugin is rejected, has error diagnostics
+(without --allow-errors) or cannot be packed, 2 usage or I/O error.`,
 		Example: `  plugkit pack ./my-plugin
   cd my-plugin && plugkit pack .          # writes ../my-plugin-1.0.0.tar.gz
   plugkit pack ./my-plugin -o dist/my-plugin.tar.gz --json
   plugkit pack ./my-plugin --strict-links
-  plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz`,
+  plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz
+  plugkit pack ./broken-plugin --allow-errors -o broken.tar.gz   # a fixture for a test`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPack(cmd, args[0], out, opts, asJSON)
+			return runPack(cmd, args[0], out, opts, asJSON, allowErrors)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz, outside DIR)")
 	cmd.Flags().StringVar(&opts.Root, "root", "", "put every entry under this folder")
 	registerStrictLinks(cmd, &opts.StrictLinks)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&allowErrors, "allow-errors", false, "pack a plugin that loads with error diagnostics")
 	return cmd
 }
 
-func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON bool) error {
+func runPack(cmd *cobra.Command, dir, out string, opts packOptions, asJSON, allowErrors bool) error {
 	opts.Exclude = out
 	pkg, part, err := loadPackPartial(dir, opts)
 	if err != nil {
 		return Explain(cmd, err)
 	}
 	defer part.Close()
+	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
+		if !asJSON {
+			report := newValidateReport(dir)
+			report.fill(pkg)
+			printValidateReport(cmd.OutOrStdout(), report, false)
+		}
+		return errorDiagnosticsRefused(dir, "packed", "packs", pkg.Diagnostics)
+	}
 	if out == "" {
 		if out, err = defaultOutput(dir, defaultArchiveName(pkg.Name, pkg.Version)); err != nil {
 			return Usage(err)

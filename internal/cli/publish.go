@@ -65,9 +65,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 				printValidateReport(cmd.OutOrStdout(), report, false)
 			}
 			if report.code != ExitOK && !allowErrors {
-				return WithDiagnostics(WithCode(CodeInvalid, Failed(&summaryError{
-					msg: args[0] + " has error diagnostics: not published (--allow-errors publishes it anyway)",
-				})), report.Diagnostics)
+				return errorDiagnosticsRefused(args[0], "published", "publishes", report.Diagnostics)
 			}
 			res, err := c.Publish(cmd.Context(), body, channel)
 			if err != nil {

@@ -94,9 +94,7 @@ func runPush(cmd *cobra.Command, f OCIFlags, srcArg, refArg string, allowErrors 
 		printValidateReport(cmd.OutOrStdout(), report, false)
 	}
 	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
-		return WithDiagnostics(WithCode(CodeInvalid, Failed(&summaryError{
-			msg: srcArg + " has error diagnostics: not pushed (--allow-errors pushes it anyway)",
-		})), pkg.Diagnostics)
+		return errorDiagnosticsRefused(srcArg, "pushed", "pushes", pkg.Diagnostics)
 	}
 	created, err := oci.SourceDateEpoch()
 	if err != nil {

@@ -222,7 +222,9 @@ func newValidateReport(path string) *validateReport {
 // fill records a loaded plugin in the report.
 func (r *validateReport) fill(pkg *agentplugin.Package) {
 	r.Loaded = true
-	r.files = pkg.Snapshot.Files
+	if pkg.Snapshot != nil { // nil when pack loaded the plugin partially
+		r.files = pkg.Snapshot.Files
+	}
 	r.SpecVersion = pkg.SpecVersion
 	r.Plugin = &pluginRef{Name: pkg.Name, Version: pkg.Version}
 	for _, s := range pkg.Skills {

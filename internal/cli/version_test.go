@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,13 +70,35 @@ func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
 	}
 }
 
+// TestSuggestionIndent: a mistyped verb's suggestions are indented by a
+// tab, as cobra lays them out, not by a printed "\t"; a tab inside a line
+// of an error is still escaped.
+func TestSuggestionIndent(t *testing.T) {
+	code, out, errOut := plugkit(t, "valdate")
+	want := "plugkit: unknown command \"valdate\" for \"plugkit\"\n\nDid you mean this?\n\tvalidate\n"
+	if code != ExitUsage || out != "" || errOut != want {
+		t.Errorf("plugkit valdate: exit %d, stderr %q, want %q", code, errOut, want)
+	}
+	var b bytes.Buffer
+	printError(&b, errors.New("name\tx\n\t\tindented\there"))
+	if want := "plugkit: name\\tx\n\t\tindented\\there\n"; b.String() != want {
+		t.Errorf("printError: %q, want %q", b.String(), want)
+	}
+}
+
 // TestValidateHints: the mistakes a newcomer makes get a message that
 // says what to do. (Issue 14, item 11.)
 func TestValidateHints(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
+	// plugin.json for its directory: the directory is named, the gzip
+	// reader's failure is not, and the path is a wrong argument (exit 2).
 	code, out, _ := plugkit(t, "validate", dir+"/plugin.json")
-	if code != ExitFailed || !strings.Contains(out, "give the plugin's directory") {
+	if code != ExitUsage || !strings.Contains(out, "give the plugin's directory "+dir+"\n") || strings.Contains(out, "gzip") || strings.Contains(out, "archive") {
 		t.Errorf("plugin.json: exit %d\n%s", code, out)
+	}
+	code, out, errOut := plugkit(t, "inspect", dir+"/plugin.json", "--json")
+	if code != ExitUsage || clitest.ErrorCode(t, out) != CodeUsage || !strings.Contains(errOut, "give the plugin's directory "+dir) {
+		t.Errorf("inspect plugin.json: exit %d\n%s%s", code, out, errOut)
 	}
 	// An archive from "tar czf": GNU headers, which plugkit refuses.
 	var buf bytes.Buffer
@@ -93,7 +116,7 @@ func TestValidateHints(t *testing.T) {
 	}
 	// unpack says the same, names the user's file, and writes nothing.
 	dest := filepath.Join(t.TempDir(), "demo")
-	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
+	code, out, errOut = plugkit(t, "unpack", file, dest, "--json")
 	if code != ExitFailed || clitest.ErrorCode(t, out) != CodeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
 		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
 	}
