@@ -54,13 +54,13 @@ cat >"$PLUGIN/plugin.json" <<'JSON'
 JSON
 head -c 500000 /dev/urandom >"$PLUGIN/payload.bin"
 
-# serve NAME [ARGS...]: start plugkit serve over $WORK/data; sets URL and
-# PID.
+# serve NAME DATA [ARGS...]: start plugkit serve over the directory DATA;
+# sets URL and PID.
 serve() {
-	local name=$1 port
-	shift
+	local name=$1 data=$2 port
+	shift 2
 	port=$(free_port)
-	PLUGKIT_PUBLISH_TOKENS=bench=bench-token "$WORK/plugkit" serve --data "$WORK/data" --addr "127.0.0.1:$port" \
+	PLUGKIT_PUBLISH_TOKENS=bench=bench-token "$WORK/plugkit" serve --data "$data" --addr "127.0.0.1:$port" \
 		--gc-interval 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
 	PID=$!
 	PIDS+=($PID)
@@ -68,7 +68,7 @@ serve() {
 	URL="http://127.0.0.1:$port"
 }
 
-serve cached
+serve cached "$WORK/data"
 BASE=$URL BASE_PID=$PID
 PLUGKIT_TOKEN=bench-token "$WORK/plugkit" publish "$PLUGIN" --registry "$BASE" --json >"$WORK/publish.json"
 DIGEST=$(sed -n 's/.*"artifact_digest": "\(sha256:[0-9a-f]*\)".*/\1/p' "$WORK/publish.json")
@@ -76,17 +76,16 @@ SIZE=$(sed -n 's/.*"size": \([0-9]*\).*/\1/p' "$WORK/publish.json")
 HEX=${DIGEST#sha256:}
 BLOB="$WORK/data/blobs/sha256/${HEX:0:2}/$HEX"
 echo "artifact $DIGEST, $SIZE bytes" >&2
-# A second server on the same data, with the resolve cache off: every
-# resolve reads SQLite. It starts alone on the database, as after a
-# restart, and only reads: a server that opens a database no process has
-# open finds an empty WAL, whose index SQLite rebuilds without the
-# database's size until the next commit (sqlite.Open makes one). The first
-# server then starts again beside it.
+# A second server, with the resolve cache off: every resolve reads SQLite.
+# One server holds a data directory, so it serves a copy of the data, taken
+# once the first has stopped and closed its database; the first then starts
+# again on its own.
 kill "$BASE_PID"
 wait "$BASE_PID" 2>/dev/null || true
-serve nocache --resolve-cache-ttl 0
+cp -a "$WORK/data" "$WORK/data-nocache"
+serve nocache "$WORK/data-nocache" --resolve-cache-ttl 0
 NOCACHE=$URL NOCACHE_PID=$PID
-serve cached
+serve cached "$WORK/data"
 BASE=$URL BASE_PID=$PID
 
 SPORT=$(free_port)

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -269,6 +272,115 @@ func (h *Host) CallServerTool(ctx context.Context, serverID, tool string, argume
 		return nil, err
 	}
 	return s.call(ctx, tool, arguments)
+}
+
+// callToolJSON calls the tool named name (its host name) as CallTool
+// does, with arguments as a client sent them (a JSON value; nil for
+// none), and returns the result as JSON. A stdio server's result is
+// relayed as the server wrote it (mcprun.Conn.Call), neither decoded nor
+// encoded again, unless it needs what CallTool does to results: resource
+// URIs rewritten, a missing content list given, an unknown content type
+// refused, a request for input answered by the SDK. serverInfo, when not
+// nil, goes into the result's _meta unless the server named itself there,
+// which is what the SDK does for a sessionless client.
+func (h *Host) callToolJSON(ctx context.Context, name string, arguments, serverInfo json.RawMessage) (json.RawMessage, error) {
+	s, t, err := find(ctx, h, name, kindTools, (*server).tools, func(t Tool) string { return t.Name })
+	if err != nil {
+		return nil, err
+	}
+	_, conn, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(arguments) == 0 || string(arguments) == "null" {
+		arguments = json.RawMessage("{}")
+	}
+	toolName, err := json.Marshal(t.Def.Name)
+	if err != nil {
+		return nil, err
+	}
+	params := slices.Concat([]byte(`{"name":`), toolName, []byte(`,"arguments":`), arguments, []byte(`}`))
+	var raw json.RawMessage
+	err = withTimeout(ctx, s.h.opts.CallTimeout, "tools/call", func(ctx context.Context) (err error) {
+		raw, err = conn.Call(ctx, "tools/call", params)
+		return err
+	})
+	if errors.Is(err, mcprun.ErrNoRawCall) {
+		return s.callJSON(ctx, t.Def.Name, arguments, serverInfo)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: %w", s.def.ID, t.Def.Name, err)
+	}
+	var scan struct {
+		Content []struct {
+			Type string `json:"type"`
+		} `json:"content"`
+		ResultType string          `json:"resultType"`
+		Meta       json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &scan); err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: result: %w", s.def.ID, t.Def.Name, err)
+	}
+	if scan.ResultType != "" && scan.ResultType != "complete" {
+		// The server asks for input first: the SDK's client answers that
+		// (see mcp.MultiRoundTripOptions) and calls again.
+		return s.callJSON(ctx, t.Def.Name, arguments, serverInfo)
+	}
+	plain := scan.Content != nil
+	for _, c := range scan.Content {
+		plain = plain && (c.Type == "text" || c.Type == "image" || c.Type == "audio")
+	}
+	switch {
+	case plain && (serverInfo == nil || namesServer(scan.Meta)):
+		return raw, nil
+	case plain && scan.Meta == nil:
+		// No _meta at all: the gateway's goes first, the rest as it was.
+		out := slices.Concat([]byte(`{"_meta":{"`+mcp.MetaKeyServerInfo+`":`), serverInfo, []byte(`}`))
+		if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, raw[1:]...), nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("server %s: tool %s: result: %w", s.def.ID, t.Def.Name, err)
+	}
+	s.rewrite(res.Content)
+	return marshalResult(&res, serverInfo)
+}
+
+// namesServer reports whether a result's _meta names the server that
+// made it.
+func namesServer(meta json.RawMessage) bool {
+	var m struct {
+		ServerInfo json.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+	}
+	return json.Unmarshal(meta, &m) == nil && m.ServerInfo != nil
+}
+
+// callJSON is call with the result as JSON (see callToolJSON).
+func (s *server) callJSON(ctx context.Context, tool string, arguments, serverInfo json.RawMessage) (json.RawMessage, error) {
+	res, err := s.call(ctx, tool, arguments)
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(res, serverInfo)
+}
+
+// marshalResult encodes a tool's result, with an empty content list
+// rather than none, which the protocol requires, and serverInfo (when
+// not nil) in _meta unless the result names its server already.
+func marshalResult(res *mcp.CallToolResult, serverInfo json.RawMessage) (json.RawMessage, error) {
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	if _, named := res.Meta[mcp.MetaKeyServerInfo]; serverInfo != nil && !named {
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta[mcp.MetaKeyServerInfo] = serverInfo
+	}
+	return json.Marshal(res)
 }
 
 func (s *server) call(ctx context.Context, tool string, arguments any) (*mcp.CallToolResult, error) {

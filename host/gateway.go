@@ -57,11 +57,12 @@ type GatewayOptions struct {
 // installed, updated or removed (notifications/tools/list_changed and the
 // prompts and resources equivalents).
 type Gateway struct {
-	h        *Host
-	srv      *mcp.Server
-	pageSize int
-	ready    <-chan struct{}
-	inFlight atomic.Int64 // requests being answered
+	h          *Host
+	srv        *mcp.Server
+	serverInfo json.RawMessage // the gateway's mcp.Implementation, for relayed results
+	pageSize   int
+	ready      <-chan struct{}
+	inFlight   atomic.Int64 // requests being answered
 }
 
 // NewGateway returns the gateway of h.
@@ -81,7 +82,9 @@ func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 		close(ready)
 		g.ready = ready
 	}
-	g.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	g.serverInfo, _ = json.Marshal(impl) // two strings always marshal
+	g.srv = mcp.NewServer(impl, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
@@ -267,18 +270,29 @@ func (g *Gateway) callTool(ctx context.Context, r *mcp.CallToolRequest) (mcp.Res
 		args = r.Params.Arguments
 	}
 	res, err := g.h.CallTool(ctx, r.Params.Name, args)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
-	case err != nil:
-		// A server that is down or too slow is the tool failing, which the
-		// model should see, not a protocol error.
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+	if err != nil {
+		failed, rpcErr := toolFailure(r.Params.Name, err)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		return failed, nil
 	}
 	if res.Content == nil {
 		res.Content = []mcp.Content{}
 	}
 	return res, nil
+}
+
+// toolFailure is the gateway's answer to a call of the tool name that
+// failed with err: a protocol error for a tool it does not have, else a
+// result with IsError set.
+func toolFailure(name string, err error) (*mcp.CallToolResult, *jsonrpc.Error) {
+	if errors.Is(err, ErrNotFound) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	// A server that is down or too slow is the tool failing, which the
+	// model should see, not a protocol error.
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 }
 
 func (g *Gateway) listPrompts(ctx context.Context, next mcp.MethodHandler, method string, r *mcp.ListPromptsRequest) (mcp.Result, error) {

@@ -5,18 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/plugkit/plugkit/internal/terminal"
+	"github.com/plugkit/plugkit/internal/filelock"
 )
 
 // ErrBusy is matched by the error of a writer that gave up waiting for
 // another writer of the same home.
 var ErrBusy = errors.New("another plugkit is changing this home")
-
-// errBusy is tryLock's answer when the lock is held.
-var errBusy = errors.New("locked")
 
 // state is a home and its lock file as read at one moment: what a change
 // is planned against.
@@ -49,8 +45,8 @@ func (h *Home) lockWriter(ctx context.Context) (*writer, error) {
 	}
 	deadline := time.Now().Add(max(h.opts.LockTimeout, 0))
 	for {
-		err = tryLock(f)
-		if err != errBusy {
+		err = filelock.TryLock(f)
+		if !errors.Is(err, filelock.ErrLocked) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -75,9 +71,7 @@ func (h *Home) lockWriter(ctx context.Context) (*writer, error) {
 		return nil, err
 	}
 	// Who holds the lock, for the message of a writer that waits.
-	if f.Truncate(0) == nil {
-		fmt.Fprintf(f, "pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
-	}
+	filelock.Stamp(f)
 	if err := w.recover(); err != nil {
 		w.close()
 		return nil, err
@@ -95,17 +89,14 @@ func (h *Home) lockWriter(ctx context.Context) (*writer, error) {
 
 // lockHolder says who holds the writer lock, from what the holder wrote.
 func lockHolder(f *os.File) string {
-	b := make([]byte, 128)
-	n, _ := f.ReadAt(b, 0)
-	s := terminal.Safe(strings.TrimSpace(string(b[:n])))
-	if s == "" {
-		return ""
+	if h := filelock.Holder(f); h != "" {
+		return ": held by " + h
 	}
-	return ": held by " + s
+	return ""
 }
 
 // close releases the writer lock.
 func (w *writer) close() {
-	unlock(w.f)
+	filelock.Unlock(w.f)
 	w.f.Close()
 }

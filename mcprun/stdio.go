@@ -23,6 +23,7 @@ type stdioProcess struct {
 	stderr *tail
 	stdin  *os.File // our end of the server's stdin
 	stdout *os.File // our end of the server's stdout
+	pipe   *rawPipe // stdin and stdout as the SDK and Conn.Call use them
 
 	exited chan struct{} // closed once the process has been waited for
 	state  *os.ProcessState
@@ -78,7 +79,8 @@ func (s *stdioProcess) Connect(ctx context.Context) (mcp.Connection, error) {
 	// writer is stdin, which is how a stdio server is asked to stop; the
 	// reader must stay open until the server is gone (closing it first
 	// would kill the server with SIGPIPE mid-answer), so wait closes it.
-	t := &mcp.IOTransport{Reader: io.NopCloser(outR), Writer: inW}
+	s.pipe = newRawPipe(outR, inW)
+	t := &mcp.IOTransport{Reader: io.NopCloser(s.pipe), Writer: s.pipe}
 	return t.Connect(ctx)
 }
 

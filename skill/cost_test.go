@@ -7,15 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/plugkit/plugkit/internal/hostile"
 )
 
-// TestAliasRepeatedKeysBounded is issue 8, item 1: an anchored mapping
-// with many repeated keys, referenced by many aliases, once gave a
-// problem per key per reference (5 KB of frontmatter, a million problems;
-// 15 KB, 3.6 GB). Every problem and every alias expansion is now charged
-// to the frontmatter's budget and the problems kept are capped, so Parse
-// returns a bounded list at once.
+// TestAliasRepeatedKeysBounded: an anchored mapping with many repeated
+// keys, referenced by many aliases, would give a problem per key per
+// reference, a number that grows with the square of the frontmatter's
+// size. Every problem and every alias expansion is charged to the
+// frontmatter's budget and the problems kept are capped, so Parse returns
+// a bounded list at once, in bounded memory.
 func TestAliasRepeatedKeysBounded(t *testing.T) {
 	for _, size := range []int{5 << 10, 15 << 10, 60 << 10} {
 		content := hostile.SkillShapes[0].Document(size)
@@ -196,5 +198,32 @@ func TestFrontmatterDepthBounded(t *testing.T) {
 		if s != nil || !slices.ContainsFunc(problems, func(p Problem) bool { return p.Code == "skill-frontmatter-too-deep" }) {
 			t.Errorf("%s: skill %v, problems %v", sh.Name, s, wantsOf(problems))
 		}
+	}
+}
+
+// TestParseDecodesOnce: the frontmatter is decoded once, by yaml.v3 into
+// its node tree, which the checks walk. Parsing a typical SKILL.md
+// allocates what yaml.v3 allocates for its frontmatter and, beyond it,
+// little more than the Skill and its maps: a second decoding, or
+// allocations per key or per byte, would add tens.
+func TestParseDecodesOnce(t *testing.T) {
+	sp, problems := splitFrontmatter(typical, DefaultMaxFrontmatterBytes)
+	if len(problems) != 0 {
+		t.Fatal(problems)
+	}
+	decode := testing.AllocsPerRun(50, func() {
+		var n yaml.Node
+		if err := yaml.Unmarshal(sp.yaml, &n); err != nil {
+			t.Fatal(err)
+		}
+	})
+	parse := testing.AllocsPerRun(50, func() {
+		if s, _ := Parse(typical, "pdf-processing", Options{}); s == nil {
+			t.Fatal("invalid")
+		}
+	})
+	t.Logf("yaml.v3 %.0f allocations, Parse %.0f", decode, parse)
+	if parse > decode+24 {
+		t.Errorf("Parse makes %.0f allocations, yaml.v3 decoding the frontmatter %.0f: more than 24 beyond it", parse, decode)
 	}
 }

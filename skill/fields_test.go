@@ -62,7 +62,7 @@ func TestSpec71_NameRules(t *testing.T) {
 	})
 }
 
-// TestSkillNamesInOtherScripts is issue 14, item 12: the reference
+// TestSkillNamesInOtherScripts: the reference
 // validator (skills-ref) accepts, after NFKC, lowercase letters and digits
 // of any script, so plugkit does too, with a warning that some hosts
 // accept only ASCII names, and an error under Options.Strict.

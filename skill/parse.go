@@ -43,20 +43,18 @@ const lineOffset = 1
 // is named dirName. An empty dirName skips the comparison with the
 // directory name, for content that has no directory yet. Parse returns the
 // skill when no error Problem was found (warnings may accompany it), else
-// nil. The returned Skill keeps content as Raw without copying it, and its
-// strings (Body, and the frontmatter values of the usual plain
-// frontmatter) share its memory: the caller leaves content unmodified.
+// nil. The returned Skill keeps content as Raw without copying it, and
+// Body shares its memory: the caller leaves content unmodified.
 func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	limits := opts.Limits.withDefaults()
 	sp, problems := splitFrontmatter(content, limits.MaxFrontmatterBytes)
 	if hasError(problems) {
 		return nil, problems
 	}
-	root, arena, p := decodeMapping(sp.yaml)
+	root, p := decodeMapping(sp.yaml)
 	if p != nil {
 		return nil, append(problems, *p)
 	}
-	defer arena.release()
 	budget := frontmatterBudget(len(sp.yaml), limits.MaxFrontmatterNodes)
 	// The key path has room for the frontmatter's two levels at once:
 	// grown from nothing, it took two allocations a skill.
@@ -73,19 +71,9 @@ func Parse(content []byte, dirName string, opts Options) (*Skill, []Problem) {
 	return s, problems
 }
 
-// fastPath lets tests turn the fast path off, to compare it with the YAML
-// parser.
-var fastPath = true
-
 // decodeMapping parses the frontmatter YAML and returns its top-level
-// mapping, with the arena to release once it is read (nil when the YAML
-// parser read it), or the one Problem that makes it unusable.
-func decodeMapping(src []byte) (*yaml.Node, *fastArena, *Problem) {
-	if fastPath {
-		if root, arena, ok := fastMapping(src); ok {
-			return root, arena, nil
-		}
-	}
+// mapping, or the one Problem that makes it unusable.
+func decodeMapping(src []byte) (*yaml.Node, *Problem) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		line := yamlErrorLine(err.Error())
@@ -95,19 +83,19 @@ func decodeMapping(src []byte) (*yaml.Node, *fastArena, *Problem) {
 				line++
 			}
 		}
-		return nil, nil, &Problem{Severity: Error, Code: "skill-yaml-invalid", Line: line,
+		return nil, &Problem{Severity: Error, Code: "skill-yaml-invalid", Line: line,
 			Message: "the frontmatter is not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil, &Problem{Severity: Error, Code: "skill-yaml-not-mapping", Line: 1, Column: 1,
+		return nil, &Problem{Severity: Error, Code: "skill-yaml-not-mapping", Line: 1, Column: 1,
 			Message: "the frontmatter is empty; it must be a YAML mapping with at least name and description"}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		p := problemAt(Error, "skill-yaml-not-mapping", "", root, "the frontmatter must be a YAML mapping, not "+kindName(root))
-		return nil, nil, &p
+		return nil, &p
 	}
-	return root, nil, nil
+	return root, nil
 }
 
 // yamlErrorLine extracts the line from a yaml.v3 message such as
@@ -131,8 +119,11 @@ func yamlErrorLine(msg string) int {
 
 // parserErrors start the messages of yaml.v3's parser, as opposed to its
 // scanner. The parser reports a 0-based line (of the error, or of the
-// construct it breaks) where the scanner reports a 1-based one.
-var parserErrors = []string{"did not find expected", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"}
+// construct it breaks) where the scanner reports a 1-based one. Both say
+// "did not find expected", so the parser's are listed in full: the
+// scanner's (a name after "&", a hexadecimal escape, a tag) end otherwise.
+var parserErrors = []string{"did not find expected <", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected key", "did not find expected ',' or", "found duplicate %", "found incompatible YAML document", "found undefined tag handle"}
 
 func isParserError(msg string) bool {
 	_, msg, _ = strings.Cut(msg, "line ")

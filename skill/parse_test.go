@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestParseMinimal(t *testing.T) {
@@ -104,6 +106,18 @@ func TestYAMLStructure(t *testing.T) {
 			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
 		{name: "tab indentation", content: doc("metadata:", "\ta: b"),
 			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		// The scanner's "did not find expected" errors count lines from
+		// 1, the parser's from 0: each is placed on its own line.
+		{name: "anchor without a name", content: doc("name: demo", "description: &"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "bad hexadecimal escape", content: doc("name: demo", `description: "\xZZ"`),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "tag without its closing bracket", content: doc("name: demo", "description: !<x", "a: b"),
+			want: []want{errAt("skill-yaml-invalid", "", 3, 0)}},
+		{name: "unclosed flow list before a key", content: doc("name: demo", "description: d", "x: [a, b", "y: c"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "list item where a key is expected", content: doc("name: demo", "metadata:", "  a: b", " - c"),
+			want: []want{errAt("skill-yaml-invalid", "", 5, 0)}},
 		{name: "invalid UTF-8", content: doc("name: demo", "description: \xff"),
 			want: []want{errAt("skill-yaml-invalid", "", 0, 0)}},
 		{name: "list", content: doc("- name: demo"),
@@ -144,6 +158,54 @@ func TestYAMLStructure(t *testing.T) {
 		{name: "key with slash and tilde", content: doc("name: demo", "description: d", "a/b~c: 1"),
 			want: []want{warnAt("skill-unknown-field", "/a~1b~0c", 4, 1)}},
 	})
+}
+
+// TestImplicitKeyLength: YAML limits an implicit key (one not introduced
+// by "?") to 1,024 characters, quotes included, and yaml.v3 refuses a
+// longer one. Whether it is a top-level key, a metadata key or a key of a
+// flow mapping, quoted or not, in ASCII or not (the limit counts
+// characters, not bytes), the verdict is the YAML parser's: a key at the
+// limit loads, one character more is skill-yaml-invalid and the skill is
+// skipped, by Parse as by LoadDir.
+func TestImplicitKeyLength(t *testing.T) {
+	key := func(n int) string { return strings.Repeat("k", n) }
+	wide := strings.Repeat("é", 1024)
+	cases := []parseCase{
+		{name: "top-level key at the limit", content: doc("name: demo", "description: d", key(1024)+": v"),
+			want: []want{warnAt("skill-unknown-field", "/"+key(1024), 4, 1)}},
+		{name: "top-level key past the limit", content: doc("name: demo", "description: d", key(1025)+": v"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "key of 1,024 two-byte characters", content: doc("name: demo", "description: d", wide+": v"),
+			want: []want{warnAt("skill-unknown-field", "/"+wide, 4, 1)}},
+		{name: "key of 1,025 two-byte characters", content: doc("name: demo", "description: d", wide+"é: v"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "metadata key at the limit", content: doc("name: demo", "description: d", "metadata:", "  "+key(1024)+": v"),
+			check: func(t *testing.T, s *Skill) { equal(t, s.Metadata[key(1024)], "v") }},
+		{name: "metadata key past the limit", content: doc("name: demo", "description: d", "metadata:", "  "+key(1025)+": v"),
+			want: []want{errAt("skill-yaml-invalid", "", 5, 0)}},
+		{name: "quoted key at the limit", content: doc("name: demo", "description: d", `"`+key(1022)+`": v`),
+			want: []want{warnAt("skill-unknown-field", "/"+key(1022), 4, 1)}},
+		{name: "quoted key past the limit", content: doc("name: demo", "description: d", `"`+key(1023)+`": v`),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+		{name: "flow mapping key at the limit", content: doc("name: demo", "description: d", "x: {"+key(1024)+": v}"),
+			want: []want{warnAt("skill-unknown-field", "/x", 4, 1)}},
+		{name: "flow mapping key past the limit", content: doc("name: demo", "description: d", "x: {"+key(1025)+": v}"),
+			want: []want{errAt("skill-yaml-invalid", "", 4, 0)}},
+	}
+	runParseCases(t, cases)
+	for _, tc := range cases {
+		fm, _, _ := strings.Cut(strings.TrimPrefix(tc.content, "---\n"), "---\n")
+		var n yaml.Node
+		yamlErr := yaml.Unmarshal([]byte(fm), &n)
+		invalid := len(tc.want) > 0 && tc.want[0].Code == "skill-yaml-invalid"
+		if (yamlErr != nil) != invalid {
+			t.Errorf("%s: yaml.v3 says %v", tc.name, yamlErr)
+		}
+		s, problems, err := LoadDir(writeTree(t, "demo", map[string]string{"SKILL.md": tc.content}), Options{})
+		if err != nil || (s == nil) != invalid || fmt.Sprint(wantsOf(problems)) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: LoadDir gives skill %v, problems %v, %v", tc.name, s != nil, wantsOf(problems), err)
+		}
+	}
 }
 
 // TestAliasBomb checks that a "billion laughs" frontmatter is refused

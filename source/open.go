@@ -1,11 +1,13 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/plugkit/plugkit/agentplugin"
@@ -81,6 +83,9 @@ var (
 	ErrArchive = errors.New("invalid archive")
 	// ErrUnsupported marks a source kind Open cannot read.
 	ErrUnsupported = errors.New("source kind not supported here")
+	// ErrPluginFile marks a path that names one of a plugin's files
+	// (plugin.json, a SKILL.md) where the plugin itself was wanted.
+	ErrPluginFile = errors.New("one of a plugin's files, not a plugin")
 )
 
 // Open reads src and loads the plugin. A plugin the specification rejects
@@ -189,17 +194,39 @@ func ReadArchiveFile(path string, limits archive.Limits) ([]byte, error) {
 	return boundedfile.Read(path, max, "MaxArchiveBytes")
 }
 
-// unpack unpacks an archive file's bytes, saying what to do when the file
-// is a plugin's file rather than its archive.
+// unpack unpacks an archive file's bytes. A .json or .md file that is not
+// a gzip stream is a plugin's file given for the plugin: the user is told
+// which directory to give instead, and not how the gzip reader failed,
+// which would only suggest that the archive is damaged.
 func unpack(path string, b []byte, limits archive.Limits) (*snapshot.Snapshot, error) {
+	if !bytes.HasPrefix(b, gzipMagic) && (strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".md")) {
+		give := "the plugin's directory"
+		if dir, ok := pluginDirOf(path); ok {
+			give += " " + dir
+		}
+		return nil, fmt.Errorf("%s: %w: give %s", path, ErrPluginFile, give)
+	}
 	snap, err := archive.Unpack(b, archive.UnpackOptions{Limits: limits})
-	if err == nil {
-		return snap, nil
+	if err != nil {
+		return nil, ArchiveFileError(path, err)
 	}
-	if !errors.Is(err, snapshot.ErrLimit) && (strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".md")) {
-		return nil, fmt.Errorf("%w: %s: %w (give the plugin's directory, not one of its files)", ErrArchive, path, err)
+	return snap, nil
+}
+
+// gzipMagic starts every gzip stream (RFC 1952), and so every archive.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// pluginDirOf is the nearest directory above the file path that holds a
+// plugin.json, as path names it.
+func pluginDirOf(path string) (string, bool) {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Stat(filepath.Join(dir, "plugin.json")); err == nil && fi.Mode().IsRegular() {
+			return dir, true
+		}
+		if dir == filepath.Dir(dir) {
+			return "", false
+		}
 	}
-	return nil, ArchiveFileError(path, err)
 }
 
 // ArchiveFileError words archive.Unpack's refusal of the archive file at

@@ -75,14 +75,36 @@ func TestOpenRefusals(t *testing.T) {
 		return p
 	}
 
-	// A plugin's own file given instead of its directory.
-	_, err := Open(ctx, Source{Kind: Path, Path: write("plugin.json", []byte(manifest))}, Options{})
-	if !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "give the plugin's directory") {
-		t.Errorf("plugin.json: %v", err)
+	// A plugin's own file given instead of its directory: the directory
+	// that holds plugin.json is named, and no archive error is.
+	pluginJSON := write("plugin.json", []byte(manifest))
+	skillMD := filepath.Join(dir, "skills", "demo", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skillMD), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("skills/demo/SKILL.md", []byte("---\nname: demo\n---\n"))
+	for _, path := range []string{pluginJSON, skillMD} {
+		_, err := Open(ctx, Source{Kind: Path, Path: path}, Options{})
+		if !errors.Is(err, ErrPluginFile) || errors.Is(err, ErrArchive) ||
+			!strings.HasSuffix(err.Error(), "give the plugin's directory "+dir) || strings.Contains(err.Error(), "gzip") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	// Without a plugin.json above it, no directory is named.
+	lone := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(lone, []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, Source{Kind: Path, Path: lone}, Options{}); !errors.Is(err, ErrPluginFile) || !strings.HasSuffix(err.Error(), "give the plugin's directory") {
+		t.Errorf("notes.md: %v", err)
+	}
+	// A gzip stream named .json is read as the archive it is.
+	if _, err := Open(ctx, Source{Kind: Path, Path: write("odd.json", []byte{0x1f, 0x8b, 0})}, Options{}); !errors.Is(err, ErrArchive) {
+		t.Errorf("gzip named .json: %v, want an archive error", err)
 	}
 	// Larger than the archive limit: refused without reading it all.
 	big := write("big.tar.gz", make([]byte, 1000))
-	_, err = Open(ctx, Source{Kind: Path, Path: big}, Options{Limits: archive.Limits{MaxArchiveBytes: 999}})
+	_, err := Open(ctx, Source{Kind: Path, Path: big}, Options{Limits: archive.Limits{MaxArchiveBytes: 999}})
 	if !errors.Is(err, snapshot.ErrLimit) {
 		t.Errorf("big archive: %v, want ErrLimit", err)
 	}

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/plugkit/plugkit/internal/filelock"
 	"github.com/plugkit/plugkit/registry/blobs"
 	"github.com/plugkit/plugkit/registry/blobs/s3"
 	"github.com/plugkit/plugkit/registry/store"
@@ -45,7 +47,34 @@ type Config struct {
 	// when its schema is not current (PostgreSQL only; SQLite always
 	// migrates, in one process).
 	NoMigrate bool
+	// OpenExisting opens only a registry that is there: DataDir, when it
+	// holds the database or the blobs, must exist, and with SQLite hold
+	// registry.db. Otherwise Open, OpenStore and Migrate fail with
+	// ErrNoRegistry and create nothing, so that a verb that reads or
+	// maintains a registry never turns a mistyped directory into an empty
+	// one. A PostgreSQL database is not checked: its server creates it.
+	OpenExisting bool
+	// Exclusive makes Open lock DataDir, when it holds the SQLite
+	// database, until Close, and fail with ErrInUse while another Storage,
+	// in any process, holds it: a server caches what it reads, and beside
+	// another server writing the same database it would answer stale
+	// reads. PostgreSQL replicas share their database by design (they
+	// hear of each other's writes) and take no lock.
+	Exclusive bool
 }
+
+// Errors of Open, OpenStore and Migrate.
+var (
+	// ErrNoRegistry: Config.OpenExisting, and no registry where the
+	// configuration points.
+	ErrNoRegistry = errors.New("no registry")
+	// ErrInUse: Config.Exclusive, and another process holds the data
+	// directory.
+	ErrInUse = errors.New("in use by another server")
+)
+
+// lockFile is the file of DataDir that Config.Exclusive locks.
+const lockFile = "registry.lock"
 
 // Storage is an opened store and blob store.
 type Storage struct {
@@ -54,13 +83,15 @@ type Storage struct {
 	// SpoolDir is where the server should spool uploads ("" for the
 	// system default).
 	SpoolDir string
+	// lock holds the data directory (Config.Exclusive); nil without.
+	lock *os.File
 }
 
 // Close closes the store, then the blob store if it holds something to
-// release (io.Closer: the S3 store's idle connections). A server calls it
-// once its requests have drained.
+// release (io.Closer: the S3 store's idle connections), then releases the
+// data directory. A server calls it once its requests have drained.
 func (s *Storage) Close() error {
-	return errors.Join(s.Store.Close(), closeBlobs(s.Blobs))
+	return errors.Join(s.Store.Close(), closeBlobs(s.Blobs), unlock(s.lock))
 }
 
 // closeBlobs closes b if it is an io.Closer; blobs.Store asks for no
@@ -93,16 +124,21 @@ func CheckURLHasNoPassword(dbURL string) error {
 	return nil
 }
 
-// Open opens (creating what is missing) the storage cfg names.
-// Opening PostgreSQL applies its migrations under an advisory lock, so
-// that replicas may start together.
+// Open opens (creating what is missing, unless cfg.OpenExisting) the
+// storage cfg names. Opening PostgreSQL applies its migrations under an
+// advisory lock, so that replicas may start together.
 func Open(ctx context.Context, cfg Config) (*Storage, error) {
 	if cfg.DataDir == "" && (cfg.DatabaseURL == "" || cfg.BlobsURL == "") {
 		return nil, errors.New("storage: a data directory is needed unless both the database and the blobs are elsewhere")
 	}
-	if cfg.DataDir != "" {
-		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("storage: data directory: %w", err)
+	if err := prepareDataDir(cfg); err != nil {
+		return nil, err
+	}
+	var lock *os.File
+	if cfg.Exclusive && cfg.DatabaseURL == "" {
+		var err error
+		if lock, err = lockDataDir(cfg.DataDir); err != nil {
+			return nil, err
 		}
 	}
 	var b blobs.Store
@@ -115,14 +151,16 @@ func Open(ctx context.Context, cfg Config) (*Storage, error) {
 		b, err = blobs.OpenDir(filepath.Join(cfg.DataDir, "blobs"))
 	}
 	if err != nil {
+		unlock(lock)
 		return nil, fmt.Errorf("storage: blobs: %w", err)
 	}
 	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		closeBlobs(b)
+		unlock(lock)
 		return nil, err
 	}
-	s := &Storage{Store: st, Blobs: b}
+	s := &Storage{Store: st, Blobs: b, lock: lock}
 	if cfg.DataDir != "" {
 		s.SpoolDir = filepath.Join(cfg.DataDir, "uploads")
 	}
@@ -136,10 +174,10 @@ func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 	case cfg.DatabaseURL == "" && cfg.DataDir == "":
 		return nil, errors.New("storage: no database: give a data directory or a database URL")
 	case cfg.DatabaseURL == "":
-		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-			return nil, fmt.Errorf("storage: data directory: %w", err)
+		if err := prepareDataDir(cfg); err != nil {
+			return nil, err
 		}
-		return sqlite.Open(filepath.Join(cfg.DataDir, "registry.db"))
+		return sqlite.Open(filepath.Join(cfg.DataDir, sqliteFile))
 	case IsPostgresURL(cfg.DatabaseURL):
 		db, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{NoMigrate: cfg.NoMigrate})
 		if err != nil {
@@ -148,6 +186,68 @@ func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 		return db, nil
 	}
 	return nil, errors.New("storage: the database URL must start with postgres:// or postgresql://")
+}
+
+// sqliteFile is the SQLite database in DataDir.
+const sqliteFile = "registry.db"
+
+// prepareDataDir creates cfg.DataDir when it is needed; with
+// cfg.OpenExisting it checks instead that the registry is there.
+func prepareDataDir(cfg Config) error {
+	if cfg.DataDir == "" {
+		return nil
+	}
+	if !cfg.OpenExisting {
+		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+			return fmt.Errorf("storage: data directory: %w", err)
+		}
+		return nil
+	}
+	if cfg.DatabaseURL != "" && cfg.BlobsURL != "" {
+		return nil // the directory only spools uploads
+	}
+	want := cfg.DataDir
+	if cfg.DatabaseURL == "" {
+		want = filepath.Join(cfg.DataDir, sqliteFile)
+	}
+	if _, err := os.Stat(want); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("storage: %w in %s (%s does not exist)", ErrNoRegistry, cfg.DataDir, want)
+	} else if err != nil {
+		return fmt.Errorf("storage: data directory: %w", err)
+	}
+	return nil
+}
+
+// lockDataDir takes the lock of Config.Exclusive on dir.
+func lockDataDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: data directory: %w", err)
+	}
+	if err := filelock.TryLock(f); err != nil {
+		holder := filelock.Holder(f)
+		f.Close()
+		if errors.Is(err, filelock.ErrLocked) {
+			if holder != "" {
+				holder = " (" + holder + ")"
+			}
+			return nil, fmt.Errorf("storage: data directory %s: %w%s", dir, ErrInUse, holder)
+		}
+		return nil, fmt.Errorf("storage: locking %s: %w", path, err)
+	}
+	// Who holds it, for the message of the next one; the lock works
+	// without.
+	filelock.Stamp(f)
+	return f, nil
+}
+
+// unlock releases and closes the lock of lockDataDir, if any.
+func unlock(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	return errors.Join(filelock.Unlock(f), f.Close())
 }
 
 // Migration is one schema migration and whether this run applied it.
@@ -183,7 +283,7 @@ func OpenDir(dir string) (*sqlite.DB, *blobs.Dir, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("storage: blobs: %w", err)
 	}
-	db, err := sqlite.Open(filepath.Join(dir, "registry.db"))
+	db, err := sqlite.Open(filepath.Join(dir, sqliteFile))
 	if err != nil {
 		return nil, nil, err
 	}

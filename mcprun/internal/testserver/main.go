@@ -21,7 +21,11 @@
 // tools/list (after a normal handshake) and TESTSERVER_LIST=endless always
 // answers with another page; TESTSERVER_EXTRA_TOOLS=a,b adds tools with
 // those names (any name, to test the gateway's naming);
-// TESTSERVER_IGNORE_EOF=1 keeps running after its stdin closes.
+// TESTSERVER_IGNORE_EOF=1 keeps running after its stdin closes;
+// TESTSERVER_LINK=URI adds the tool "link", whose result links to URI and
+// embeds a resource of that URI; TESTSERVER_PROTOCOL=VERSION speaks only
+// that protocol version; TESTSERVER_LOG=FILE appends every message read
+// and written to FILE.
 package main
 
 import (
@@ -99,7 +103,11 @@ func main() {
 	if d, err := time.ParseDuration(os.Getenv("TESTSERVER_DELAY")); err == nil {
 		time.Sleep(d)
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	var opts mcp.ServerOptions
+	if v := os.Getenv("TESTSERVER_PROTOCOL"); v != "" {
+		opts.SupportedProtocolVersions = []string{v}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, &opts)
 	addTools(s)
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "say hello", Arguments: []*mcp.PromptArgument{{Name: "name"}}},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -129,7 +137,15 @@ func main() {
 				InputSchema: map[string]any{"type": "object"}}}, NextCursor: strconv.Itoa(page)}, nil
 		}))
 	}
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if name := os.Getenv("TESTSERVER_LOG"); name != "" {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		t = &mcp.LoggingTransport{Transport: t, Writer: f}
+	}
+	err := s.Run(context.Background(), t)
 	if os.Getenv("TESTSERVER_IGNORE_EOF") != "" {
 		time.Sleep(5 * time.Minute) // a server that does not watch its stdin
 	}
@@ -174,6 +190,15 @@ func addTools(s *mcp.Server) {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in failIn) (*mcp.CallToolResult, struct{}, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, struct{}{}, nil
 		})
+	if uri := os.Getenv("TESTSERVER_LINK"); uri != "" {
+		s.AddTool(&mcp.Tool{Name: "link", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{
+					&mcp.ResourceLink{URI: uri, Name: "linked"},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: uri, Text: "embedded"}},
+				}}, nil
+			})
+	}
 	for _, name := range strings.Split(os.Getenv("TESTSERVER_EXTRA_TOOLS"), ",") {
 		if name == "" {
 			continue

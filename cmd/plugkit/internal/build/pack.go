@@ -33,9 +33,10 @@ type packResult struct {
 
 // packOptions are the flags of plugkit pack.
 type packOptions struct {
-	out    string
-	pack   PackDirOptions
-	asJSON bool
+	out         string
+	pack        PackDirOptions
+	asJSON      bool
+	allowErrors bool
 }
 
 // NewCmdPack builds plugkit pack, which runs with fac.
@@ -48,6 +49,10 @@ func NewCmdPack(fac *factory.Factory) *cobra.Command {
 specification rejects, and writes a deterministic gzip-compressed USTAR
 archive atomically (a temporary sibling renamed into place). It prints the
 archive's digest, size and path, after any diagnostics.
+
+A plugin with error diagnostics (an invalid skill, a server that will not
+start) is refused, as push, publish and install refuse it: its report is
+printed as validate prints it and nothing is written, unless --allow-errors.
 
 Links: a symbolic link whose target stays inside DIR is packed as the file or
 directory it points to, exactly as validate and inspect read it; a link that
@@ -66,32 +71,40 @@ files are read again as the archive is written. A file that changed in
 between (removed, replaced, or of another size) fails the pack with
 "FILE changed while packing" and no archive is written.
 
-Exit status: 0 written, 1 the plugin is rejected or cannot be packed, 2 usage
-or I/O error.`,
+Exit status: 0 written, 1 the plugin is rejected, has error diagnostics
+(without --allow-errors) or cannot be packed, 2 usage or I/O error.`,
 		Example: `  plugkit pack ./my-plugin
   cd my-plugin && plugkit pack .          # writes ../my-plugin-1.0.0.tar.gz
   plugkit pack ./my-plugin -o dist/my-plugin.tar.gz --json
   plugkit pack ./my-plugin --strict-links
-  plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz`,
+  plugkit pack ./my-plugin --root my-plugin -o layer.tar.gz
+  plugkit pack ./broken-plugin --allow-errors -o broken.tar.gz   # a fixture for a test`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPack(cmd, args[0], opts.out, opts.pack, opts.asJSON)
+			return runPack(cmd, args[0], opts.out, opts.pack, opts.asJSON, opts.allowErrors)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "archive to write (default NAME-VERSION.tar.gz, outside DIR)")
 	cmd.Flags().StringVar(&opts.pack.Root, "root", "", "put every entry under this folder")
 	input.RegisterStrictLinks(cmd, &opts.pack.StrictLinks)
 	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&opts.allowErrors, "allow-errors", false, "pack a plugin that loads with error diagnostics")
 	return cmd
 }
 
-func runPack(cmd *cobra.Command, dir, out string, opts PackDirOptions, asJSON bool) error {
+func runPack(cmd *cobra.Command, dir, out string, opts PackDirOptions, asJSON, allowErrors bool) error {
 	opts.Exclude = out
 	pkg, part, err := loadPackPartial(dir, opts)
 	if err != nil {
 		return command.Explain(cmd, err)
 	}
 	defer part.Close()
+	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
+		if !asJSON {
+			PrintValidateReport(cmd.OutOrStdout(), ReportOf(dir, false, pkg), false)
+		}
+		return command.ErrorDiagnosticsRefused(dir, "packed", "packs", pkg.Diagnostics)
+	}
 	if out == "" {
 		if out, err = defaultOutput(dir, defaultArchiveName(pkg.Name, pkg.Version)); err != nil {
 			return command.Usage(err)

@@ -121,6 +121,48 @@ func TestPackRefusesRejectedPlugin(t *testing.T) {
 	}
 }
 
+// TestPackRefusesErrorDiagnostics: a plugin that loads with error
+// diagnostics is refused as push and publish refuse it (exit 1, the
+// report validate prints, nothing written); --allow-errors packs it.
+func TestPackRefusesErrorDiagnostics(t *testing.T) {
+	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
+	os.MkdirAll(filepath.Join(dir, "skills", "bad"), 0o755)
+	os.WriteFile(filepath.Join(dir, "skills", "bad", "SKILL.md"), []byte("---\nname: bad\n---\nno description\n"), 0o644)
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "demo.tar.gz")
+
+	code, stdout, stderr := runCLI(t, "pack", dir, "-o", out)
+	_, vout, _ := runCLI(t, "validate", dir)
+	if code != 1 || stdout != vout || stderr != "plugkit: "+dir+" has error diagnostics: not packed (--allow-errors packs it anyway)\n" {
+		t.Fatalf("exit %d\nstdout %q\nvalidate %q\nstderr %q", code, stdout, vout, stderr)
+	}
+	code, stdout, _ = runCLI(t, "pack", dir, "-o", out, "--json")
+	doc := clitest.DecodeErrorDoc(t, stdout)
+	if code != 1 || doc.Error.Code != command.CodeInvalid || len(doc.Diagnostics) == 0 || doc.Diagnostics[0].Path != "skills/bad/SKILL.md" {
+		t.Fatalf("--json: exit %d, %+v", code, doc)
+	}
+	if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
+		t.Fatalf("a refused pack wrote %v", entries)
+	}
+	// Without -o either: the default name is not written.
+	t.Chdir(outDir)
+	if code, _, _ := runCLI(t, "pack", dir); code != 1 {
+		t.Fatalf("pack without -o: exit %d", code)
+	}
+	if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
+		t.Fatalf("a refused pack wrote %v", entries)
+	}
+
+	code, stdout, stderr = runCLI(t, "pack", dir, "-o", out, "--allow-errors", "--json")
+	var res packResult
+	if err := json.Unmarshal([]byte(stdout), &res); code != 0 || err != nil || res.Path != out || len(res.Diagnostics) == 0 {
+		t.Fatalf("--allow-errors: exit %d %v\n%s%s", code, err, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI(t, "validate", out); code != 1 || !strings.Contains(stdout, "skills/bad/SKILL.md") {
+		t.Errorf("the archive packed with --allow-errors: validate exit %d\n%s", code, stdout)
+	}
+}
+
 // TestPackLinkRule: one link rule for validate, inspect and pack. A link
 // that stays inside the root is packed as the file it points to, validate
 // says nothing about it, and inspect's digest is the digest pack writes;

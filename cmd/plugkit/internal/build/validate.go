@@ -246,7 +246,9 @@ func (r *ValidateReport) ExitCode() int { return r.code }
 // fill records a loaded plugin in the report.
 func (r *ValidateReport) fill(pkg *agentplugin.Package) {
 	r.Loaded = true
-	r.files = pkg.Snapshot.Files
+	if pkg.Snapshot != nil { // nil when pack loaded the plugin partially
+		r.files = pkg.Snapshot.Files
+	}
 	r.SpecVersion = pkg.SpecVersion
 	r.Plugin = &pluginRef{Name: pkg.Name, Version: pkg.Version}
 	for _, s := range pkg.Skills {

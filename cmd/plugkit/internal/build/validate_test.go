@@ -132,9 +132,15 @@ func TestValidateUsage(t *testing.T) {
 // says what to do. (Issue 14, item 11.)
 func TestValidateHints(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
+	// plugin.json for its directory: the directory is named, the gzip
+	// reader's failure is not, and the path is a wrong argument (exit 2).
 	code, out, _ := plugkit(t, "validate", dir+"/plugin.json")
-	if code != command.ExitFailed || !strings.Contains(out, "give the plugin's directory") {
+	if code != command.ExitUsage || !strings.Contains(out, "give the plugin's directory "+dir+"\n") || strings.Contains(out, "gzip") || strings.Contains(out, "archive") {
 		t.Errorf("plugin.json: exit %d\n%s", code, out)
+	}
+	code, out, errOut := plugkit(t, "inspect", dir+"/plugin.json", "--json")
+	if code != command.ExitUsage || clitest.ErrorCode(t, out) != command.CodeUsage || !strings.Contains(errOut, "give the plugin's directory "+dir) {
+		t.Errorf("inspect plugin.json: exit %d\n%s%s", code, out, errOut)
 	}
 	// An archive from "tar czf": GNU headers, which plugkit refuses.
 	var buf bytes.Buffer
@@ -152,7 +158,7 @@ func TestValidateHints(t *testing.T) {
 	}
 	// unpack says the same, names the user's file, and writes nothing.
 	dest := filepath.Join(t.TempDir(), "demo")
-	code, out, errOut := plugkit(t, "unpack", file, dest, "--json")
+	code, out, errOut = plugkit(t, "unpack", file, dest, "--json")
 	if code != command.ExitFailed || clitest.ErrorCode(t, out) != command.CodeArchive || !strings.Contains(errOut, "plugkit pack") || !strings.Contains(errOut, file) {
 		t.Errorf("unpack of a tar czf archive: exit %d\n%s%s", code, out, errOut)
 	}

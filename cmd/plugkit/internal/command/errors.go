@@ -272,6 +272,17 @@ func Explain(cmd *cobra.Command, err error) error {
 	return err
 }
 
+// ErrorDiagnosticsRefused is how pack, push and publish refuse a plugin
+// that loads with error diagnostics, which --allow-errors overrides: exit
+// 1, code plugin-invalid, the diagnostics in the --json failure document.
+// notDone and overrides word the message: "not pushed (--allow-errors
+// pushes it anyway)".
+func ErrorDiagnosticsRefused(path, notDone, overrides string, ds []agentplugin.Diagnostic) error {
+	return WithDiagnostics(WithCode(CodeInvalid, Failed(&SummaryError{
+		Msg: path + " has error diagnostics: not " + notDone + " (--allow-errors " + overrides + " it anyway)",
+	})), ds)
+}
+
 // SummaryError replaces the message of err, keeping err for errors.Is/As
 // (the exit code, the --json error code).
 type SummaryError struct {

@@ -1,6 +1,8 @@
 package command
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"regexp"
 	"testing"
@@ -44,5 +46,15 @@ func TestErrorCodesDocumented(t *testing.T) {
 	}
 	for code := range rows {
 		t.Errorf("docs/cli.md documents %s, which errors.go does not define", code)
+	}
+}
+
+// TestPrintErrorTabs: the tabs that indent a line of an error (cobra's
+// suggestions) stay tabs; a tab inside a line is escaped.
+func TestPrintErrorTabs(t *testing.T) {
+	var b bytes.Buffer
+	printError(&b, errors.New("name\tx\n\t\tindented\there"))
+	if want := "plugkit: name\\tx\n\t\tindented\\there\n"; b.String() != want {
+		t.Errorf("printError: %q, want %q", b.String(), want)
 	}
 }

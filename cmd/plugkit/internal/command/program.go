@@ -164,11 +164,15 @@ func Execute(ctx context.Context, root *cobra.Command, args []string) int {
 
 // printError prints an error message on stderr, one safe line at a time:
 // messages quote paths, names and server text, and some (a server's stderr
-// tail) span lines, which stay lines.
+// tail) span lines, which stay lines. The tabs that indent a line (cobra's
+// "Did you mean this?" list) are layout, kept as tabs; every other one is
+// escaped.
 func printError(w io.Writer, err error) {
 	prefix := "plugkit: "
-	for line := range strings.SplitSeq(err.Error(), "\n") {
-		Printf(w, "%s%s\n", prefix, line)
+	for line := range strings.SplitSeq(strings.TrimRight(err.Error(), "\n"), "\n") {
+		text := strings.TrimLeft(line, "\t")
+		io.WriteString(w, prefix+line[:len(line)-len(text)])
+		Printf(w, "%s\n", text)
 		prefix = ""
 	}
 }

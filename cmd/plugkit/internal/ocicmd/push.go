@@ -98,9 +98,7 @@ func runPush(cmd *cobra.Command, f remote.OCIFlags, srcArg, refArg string, allow
 		build.PrintValidateReport(cmd.OutOrStdout(), report, false)
 	}
 	if agentplugin.HasErrors(pkg.Diagnostics) && !allowErrors {
-		return command.WithDiagnostics(command.WithCode(command.CodeInvalid, command.Failed(&command.SummaryError{
-			Msg: srcArg + " has error diagnostics: not pushed (--allow-errors pushes it anyway)",
-		})), pkg.Diagnostics)
+		return command.ErrorDiagnosticsRefused(srcArg, "pushed", "pushes", pkg.Diagnostics)
 	}
 	created, err := oci.SourceDateEpoch()
 	if err != nil {

@@ -78,9 +78,7 @@ another publisher's plugin, version conflict), 2 usage or I/O error.`,
 				build.PrintValidateReport(cmd.OutOrStdout(), report, false)
 			}
 			if report.ExitCode() != command.ExitOK && !opts.allowErrors {
-				return command.WithDiagnostics(command.WithCode(command.CodeInvalid, command.Failed(&command.SummaryError{
-					Msg: args[0] + " has error diagnostics: not published (--allow-errors publishes it anyway)",
-				})), report.Diagnostics)
+				return command.ErrorDiagnosticsRefused(args[0], "published", "publishes", report.Diagnostics)
 			}
 			res, err := c.Publish(cmd.Context(), body, opts.channel)
 			if err != nil {

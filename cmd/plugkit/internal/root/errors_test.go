@@ -174,3 +174,14 @@ func TestEveryGroupRefusesUnknownSubcommands(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestionIndent: a mistyped verb's suggestions are indented by a
+// tab, as cobra lays them out, not by a printed "\t" (TestPrintErrorTabs,
+// package command, holds the escaping of other tabs).
+func TestSuggestionIndent(t *testing.T) {
+	code, out, errOut := plugkit(t, "valdate")
+	want := "plugkit: unknown command \"valdate\" for \"plugkit\"\n\nDid you mean this?\n\tvalidate\n"
+	if code != command.ExitUsage || out != "" || errOut != want {
+		t.Errorf("plugkit valdate: exit %d, stderr %q, want %q", code, errOut, want)
+	}
+}

@@ -107,9 +107,10 @@ To add it to an MCP client, put this in the client's MCP configuration:
 
 // gatewayGCPercent is the gateway's garbage collection target (GOGC)
 // unless the environment sets one. The MCP SDK allocates a 32 KiB buffer
-// for every JSON message it decodes, several per relayed call, so with
+// for every JSON message it decodes, several per call it answers (every
+// call over HTTP; over stdio, tool calls are relayed without it), so with
 // Go's default of 100 the gateway collected its small heap every few
-// dozen calls, and collecting cost as much CPU as relaying: at 400 it
+// dozen calls, and collecting cost as much CPU as answering: at 400 it
 // spends half the CPU per call, for a heap that may grow to five times
 // what is live instead of twice.
 const gatewayGCPercent = 400
@@ -214,7 +215,7 @@ func runGateway(cmd *cobra.Command, f *gatewayFlags, args []string) error {
 	}
 	// Then the input ends, as when the client closes it: the session
 	// ends, and the gateway exits 0.
-	err = gw.Server().Run(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: inputUntil(ctx, cmd.InOrStdin(), drain), Writer: nopWriteCloser{cmd.OutOrStdout()}})
+	err = gw.Server().Run(context.WithoutCancel(ctx), gw.IOTransport(inputUntil(ctx, cmd.InOrStdin(), drain), nopWriteCloser{cmd.OutOrStdout()}))
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Warn("client connection ended", "reason", err.Error())
 	}

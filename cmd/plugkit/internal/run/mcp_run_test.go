@@ -122,8 +122,16 @@ func TestMCPRunOptions(t *testing.T) {
 		if _, err := os.Stat(doc.StructuredContent.Cwd); !os.IsNotExist(err) {
 			t.Errorf("the unpacked copy %s is still there (%v)", doc.StructuredContent.Cwd, err)
 		}
-		if code, _, _ := runCLI(t, "mcp", "list", filepath.Join(root, "plugin.json")); code != command.ExitFailed {
+		notArchive := filepath.Join(t.TempDir(), "demo.tar.gz")
+		if err := os.WriteFile(notArchive, []byte("not gzip"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, _ := runCLI(t, "mcp", "list", notArchive); code != command.ExitFailed {
 			t.Errorf("a file that is no archive: exit %d, want 1", code)
+		}
+		// A plugin's file for its directory is a wrong argument.
+		if code, _, stderr := runCLI(t, "mcp", "list", filepath.Join(root, "plugin.json")); code != command.ExitUsage || !strings.Contains(stderr, "give the plugin's directory "+root) {
+			t.Errorf("plugin.json: exit %d, want 2: %s", code, stderr)
 		}
 	})
 

@@ -2,13 +2,11 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,7 +58,9 @@ $PGPASSWORD or ~/.pgpass, never the command line) and the artifacts in S3
 (--blobs s3://BUCKET/PREFIX; credentials from $AWS_ACCESS_KEY_ID and
 $AWS_SECRET_ACCESS_KEY or the AWS shared files). Replicas then need no data
 directory, and drop their caches as soon as another one writes. See
-docs/operations.md.
+docs/operations.md. With the database in --data (SQLite), one server holds
+the directory (a lock on DATA/registry.lock, released when it exits): a
+second serve on it exits 1 naming the directory and the first one's pid.
 
 Tokens, one per line in a file or comma-separated in the environment, each
 "NAME=SECRET" (identity NAME) or a bare secret (identity "token:" and 16 hex
@@ -90,7 +90,10 @@ same collection once.
 
 The first line on stdout is "plugkit serve: listening on URL". SIGINT or
 SIGTERM stops accepting connections and lets the requests in flight,
-publishes included, finish (up to --shutdown-timeout).`,
+publishes included, finish (up to --shutdown-timeout).
+
+Exit status: 0 stopped by SIGINT or SIGTERM, 1 another plugkit serve holds
+--data, 2 usage or I/O error (an address in use included).`,
 		Example: `  PLUGKIT_PUBLISH_TOKENS=alice=s3cret plugkit serve --data ./registry-data --addr 127.0.0.1:8080
   plugkit serve --publish-token-file /etc/plugkit/publishers --read-token-file /etc/plugkit/readers \
       --admin-token-file /etc/plugkit/admins --data /var/lib/plugkit
@@ -211,9 +214,12 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return command.Usage(err)
 	}
 	defer ln.Close()
+	// A second server on the same SQLite database would answer from its
+	// caches what the first changed.
+	cfg.Exclusive = true
 	st, err := storage.Open(cmd.Context(), cfg)
 	if err != nil {
-		return command.Usage(err)
+		return storageError(err)
 	}
 	defer st.Close()
 	h, err := registry.New(registry.Config{
@@ -321,7 +327,10 @@ same every --gc-interval; gc runs it once, and is safe to run while the
 server runs on the same storage (--data, or --database and --blobs as the
 server has them).
 
-Exit status: 0 collected, 2 usage or I/O error.`,
+A directory that holds no registry (no DATA/registry.db) is refused, and
+not created.
+
+Exit status: 0 collected, 2 usage or I/O error, or no registry there.`,
 		Example: `  plugkit serve gc --data ./registry-data --dry-run
   plugkit serve gc --data /var/lib/plugkit --grace 1h --json`,
 		Args: cobra.NoArgs,
@@ -333,14 +342,10 @@ Exit status: 0 collected, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			if cfg.DatabaseURL == "" {
-				if _, err := os.Stat(filepath.Join(cfg.DataDir, "registry.db")); err != nil {
-					return command.Usage(fmt.Errorf("%s is not a registry data directory: %w", cfg.DataDir, err))
-				}
-			}
+			cfg.OpenExisting = true
 			st, err := storage.Open(cmd.Context(), cfg)
 			if err != nil {
-				return command.Usage(err)
+				return storageError(err)
 			}
 			defer st.Close()
 			rep, err := registry.CollectGarbage(cmd.Context(), st.Store, st.Blobs, opts.gc)

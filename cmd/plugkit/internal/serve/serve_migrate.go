@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -27,8 +28,11 @@ separately, for example before rolling out a new plugkit over replicas.
 PostgreSQL migrations run under an advisory lock, so concurrent runs and
 starting replicas apply each migration once. A database of a newer schema
 than this plugkit knows is refused untouched. SQLite (--data) is upgraded in
-place. With --json: {"migrations": [{"version", "applied"}]} (empty for
-SQLite).`,
+place; a --data without a registry is refused (exit 2), not created. With
+--json: {"migrations": [{"version", "applied"}]} (empty for SQLite).
+
+Exit status: 0 up to date, 1 the database refused or is of a newer schema,
+2 usage error or no registry in --data.`,
 		Example: `  plugkit serve migrate --data ./registry
   PLUGKIT_DATABASE_URL=postgres://plugkit:…@db/plugkit plugkit serve migrate --json`,
 		Args: cobra.NoArgs,
@@ -37,8 +41,11 @@ SQLite).`,
 			if err != nil {
 				return err
 			}
+			cfg.OpenExisting = true
 			ms, err := storage.Migrate(cmd.Context(), cfg)
-			if err != nil {
+			if errors.Is(err, storage.ErrNoRegistry) {
+				return storageError(err)
+			} else if err != nil {
 				return command.Failed(err)
 			}
 			return command.Output(cmd, opts.asJSON, map[string]any{"migrations": ms}, func(w io.Writer) {

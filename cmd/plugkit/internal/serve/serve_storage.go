@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -63,4 +64,18 @@ func (f *storageFlags) config(cmd *cobra.Command) (storage.Config, error) {
 		return cfg, command.Usage(errors.New("the --s3-* flags need --blobs s3://BUCKET/PREFIX"))
 	}
 	return cfg, nil
+}
+
+// storageError is how a verb fails when its storage does not open: a
+// registry that is not there means a wrong --data or --database (exit 2),
+// a data directory another server holds is a refusal (exit 1), anything
+// else is an I/O error.
+func storageError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrNoRegistry):
+		return command.Usage(fmt.Errorf("%w: give the --data or --database of a registry (plugkit serve and plugkit serve token add create one)", err))
+	case errors.Is(err, storage.ErrInUse):
+		return command.Failed(fmt.Errorf("%w: stop that plugkit serve first, or give another --data", err))
+	}
+	return command.Usage(err)
 }

@@ -25,7 +25,12 @@ the environment ($PLUGKIT_PUBLISH_TOKENS, …). Only a token's SHA-256 is
 stored: add prints the token once. A token's identity, which owns the plugins
 it publishes first, is its ID. Revocation reaches every replica within a
 second. Point these commands at the server's storage with --data (SQLite) or
---database / $PLUGKIT_DATABASE_URL (PostgreSQL).`,
+--database / $PLUGKIT_DATABASE_URL (PostgreSQL). add creates the registry
+when there is none; list and revoke refuse a --data that holds none (exit
+2) and create nothing.
+
+Exit status: 0 done, 1 refused (an unknown token, the database refused),
+2 usage or I/O error, or no registry there (list, revoke).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return command.Usage(errors.New("token needs a subcommand: add, list or revoke"))
@@ -35,15 +40,18 @@ second. Point these commands at the server's storage with --data (SQLite) or
 	return cmd
 }
 
-// withTokens opens the storage of f and runs fn on its token store.
-func withTokens(cmd *cobra.Command, f *storageFlags, fn func(store.Tokens) error) error {
+// withTokens opens the storage of f and runs fn on its token store. Only
+// add may create the registry (existing false): list and revoke of a
+// registry that is not there are refused.
+func withTokens(cmd *cobra.Command, f *storageFlags, existing bool, fn func(store.Tokens) error) error {
 	cfg, err := f.config(cmd)
 	if err != nil {
 		return err
 	}
+	cfg.OpenExisting = existing
 	st, err := storage.OpenStore(cmd.Context(), cfg)
 	if err != nil {
-		return command.Usage(err)
+		return storageError(err)
 	}
 	defer st.Close()
 	ts, ok := st.(store.Tokens)
@@ -95,7 +103,7 @@ cannot be shown again. With --json: {"id", "name", "role", "token"}.`,
 			if role == "" {
 				return command.Usage(errors.New("give one of --reader, --publisher and --admin"))
 			}
-			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
+			return withTokens(cmd, &opts.storage, false, func(ts store.Tokens) error {
 				t, secret, err := registry.NewToken(cmd.Context(), ts, role, opts.name)
 				if err != nil {
 					return command.Failed(err)
@@ -135,7 +143,7 @@ revoked, revocation date. With --json: {"tokens": [{"id", "name", "role",
 		Example: `  plugkit serve token list --data ./registry`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
+			return withTokens(cmd, &opts.storage, true, func(ts store.Tokens) error {
 				list, err := ts.ListTokens(cmd.Context())
 				if err != nil {
 					return command.Failed(err)
@@ -177,7 +185,7 @@ admin transfers them. Revoking twice is not an error.`,
 		Example: `  plugkit serve token revoke token:3f9a0c1e5b7d2468 --data ./registry`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withTokens(cmd, &opts.storage, func(ts store.Tokens) error {
+			return withTokens(cmd, &opts.storage, true, func(ts store.Tokens) error {
 				t, err := ts.RevokeToken(cmd.Context(), args[0])
 				if errors.Is(err, store.ErrNotFound) {
 					return command.Failed(fmt.Errorf("no token %s", terminal.Safe(args[0])))

@@ -72,16 +72,57 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 }
 
+// TestServeVerbsNeedARegistry: the verbs that read or maintain a registry
+// refuse a --data that holds none, the default ./plugkit-data included,
+// with exit 2 and the directory named, and create nothing; token add
+// creates one, after which they work.
+func TestServeVerbsNeedARegistry(t *testing.T) {
+	t.Chdir(t.TempDir())
+	data := filepath.Join(t.TempDir(), "typo")
+	verbs := [][]string{
+		{"serve", "token", "list"},
+		{"serve", "token", "revoke", "token:00000000000000aa"},
+		{"serve", "gc"},
+		{"serve", "migrate"},
+	}
+	for _, args := range verbs {
+		for _, dataArgs := range [][]string{nil, {"--data", data}} {
+			argv := append(append([]string{}, args...), dataArgs...)
+			want := "plugkit-data"
+			if dataArgs != nil {
+				want = data
+			}
+			code, _, stderr := runCLI(t, argv...)
+			if code != 2 || !strings.Contains(stderr, "no registry in "+want) || !strings.Contains(stderr, "give the --data") {
+				t.Errorf("plugkit %s: exit %d, want 2 naming %s: %s", strings.Join(argv, " "), code, want, stderr)
+			}
+		}
+	}
+	code, out, _ := runCLI(t, "serve", "token", "list", "--data", data, "--json")
+	if code != 2 || !strings.Contains(out, `"code": "usage"`) {
+		t.Errorf("token list --json: exit %d %s", code, out)
+	}
+	for _, dir := range []string{data, "plugkit-data"} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("a refused verb created %s: %v", dir, err)
+		}
+	}
+	mustRun(t, "serve", "token", "add", "--publisher", "--data", data)
+	if out := mustRun(t, "serve", "token", "list", "--data", data); strings.Count(out, "\n") != 2 {
+		t.Errorf("token list after add: %q", out)
+	}
+	mustRun(t, "serve", "gc", "--data", data)
+	mustRun(t, "serve", "migrate", "--data", data)
+}
+
 // TestServeMigrate runs migrate alone on both backends; on PostgreSQL the
 // URL carries no password (PGPASSWORD does), and a second run applies
 // nothing.
 func TestServeMigrate(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "reg")
+	mustRun(t, "serve", "token", "add", "--reader", "--data", data)
 	if code, out, stderr := runCLI(t, "serve", "migrate", "--data", data, "--json"); code != 0 || !strings.Contains(out, `"migrations": []`) {
 		t.Fatalf("sqlite: exit %d %q %s", code, out, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(data, "registry.db")); err != nil {
-		t.Fatal(err)
 	}
 	pg := testservice.StartPostgres(t)
 	t.Setenv("PGPASSWORD", pg.Password)

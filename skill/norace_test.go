@@ -1,5 +1,0 @@
-//go:build !race
-
-package skill
-
-const raceEnabled = false
