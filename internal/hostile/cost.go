@@ -103,6 +103,7 @@ func (c Cost) least(d Cost) Cost {
 	return Cost{CPU: min(c.CPU, d.CPU), Allocs: min(c.Allocs, d.Allocs), Bytes: min(c.Bytes, d.Bytes)}
 }
 
+// String gives the three measures, for a test's log.
 func (c Cost) String() string {
 	return fmt.Sprintf("CPU %v, %d allocations, %d KiB", c.CPU, c.Allocs, c.Bytes>>10)
 }
