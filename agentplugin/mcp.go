@@ -380,11 +380,12 @@ func (c *serverCheck) remote(v jsontree.Node, s *Server) {
 		}
 	}
 	headers, obj := c.stringMap(v, "headers")
-	seen := map[string]string{}
+	seen := make(map[string]string, len(headers))
+	names := jsontree.NewNames(obj)  // the names, one allocation
 	headersPtr := c.ptr + "/headers" // built once, not per member
 	for m := range obj.Members() {
 		p := ptrMember(headersPtr, m.Key)
-		name := m.Name()
+		name := names.Name(m.Key)
 		if !validHeaderName(name) {
 			c.failMsg(CodeHeaderInvalid, p, m.Offset(), CheckHeader(name, "").Error)
 			continue
