@@ -10,10 +10,10 @@ import (
 	"github.com/plugkit/plugkit/snapshot"
 )
 
-// checkLinear fails t unless loading small bytes and large bytes (of
-// which large loads) cost linearly in the size, and the large one under a
-// minute: a generous cap, far below what the quadratic loader took (64 s
-// for 848 KiB).
+// checkLinear fails t unless loadLarge, which loads large bytes, costs at
+// most linearly more than loadSmall, which loads small bytes, and takes
+// under a minute: a generous cap, far below what the quadratic loader
+// took (64 s for 848 KiB).
 func checkLinear(t *testing.T, name string, small, large int, loadSmall, loadLarge func()) {
 	t.Helper()
 	_, l := hostile.Linear(t, name, float64(large)/float64(small), loadSmall, loadLarge)
@@ -67,9 +67,9 @@ func TestHostileJSONCostLinear(t *testing.T) {
 	}
 }
 
-// TestHostileJSONHeap: loading plugin.json or mcp.json
-// of any shape holds at most about ten times the file's size in heap at
-// once (it was 60 times). The ratio hardly depends on the size past a
+// TestHostileJSONHeap: loading plugin.json or mcp.json of any shape holds
+// at most about ten times the file's size in heap at once (it was 60
+// times). The ratio hardly depends on the size past a
 // megabyte (below, fixed costs weigh), so one size is measured: 4 MiB
 // (2 MiB under the race detector, which slows every allocation).
 func TestHostileJSONHeap(t *testing.T) {
