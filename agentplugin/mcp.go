@@ -217,6 +217,7 @@ func (c *serverCheck) stringMap(obj jsontree.Node, field string) (map[string]str
 		return nil, jsontree.Node{}
 	}
 	out := make(map[string]string, n.Len())
+	names := jsontree.NewNames(n) // the keys of out, one allocation
 	for m := range n.Members() {
 		if m.Value.Kind() != jsontree.String {
 			c.failMsg(CodeServerFieldType, ptrMember(p, m.Key), m.Value.Offset(), func() string {
@@ -224,7 +225,7 @@ func (c *serverCheck) stringMap(obj jsontree.Node, field string) (map[string]str
 			})
 			continue
 		}
-		out[m.Name()] = m.Value.Str()
+		out[names.Name(m.Key)] = m.Value.Str()
 	}
 	return out, n
 }
@@ -250,8 +251,9 @@ func (c *serverCheck) stdio(v jsontree.Node, s *Server) {
 		}
 	}
 	env, obj := c.stringMap(v, "env")
+	envPtr := c.ptr + "/env" // built once, not per member
 	for m := range obj.Members() {
-		p := ptrMember(c.ptr+"/env", m.Key)
+		p := ptrMember(envPtr, m.Key)
 		switch {
 		case m.Key.Equal("PLUGIN_ROOT") || m.Key.Equal("PLUGIN_DATA"):
 			c.failMsg(CodeEnvReserved, p, m.Offset(), func() string {
@@ -378,10 +380,12 @@ func (c *serverCheck) remote(v jsontree.Node, s *Server) {
 		}
 	}
 	headers, obj := c.stringMap(v, "headers")
-	seen := map[string]string{}
+	seen := make(map[string]string, len(headers))
+	names := jsontree.NewNames(obj)  // the names, one allocation
+	headersPtr := c.ptr + "/headers" // built once, not per member
 	for m := range obj.Members() {
-		p := ptrMember(c.ptr+"/headers", m.Key)
-		name := m.Name()
+		p := ptrMember(headersPtr, m.Key)
+		name := names.Name(m.Key)
 		if !validHeaderName(name) {
 			c.failMsg(CodeHeaderInvalid, p, m.Offset(), CheckHeader(name, "").Error)
 			continue

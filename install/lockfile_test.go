@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/plugkit/plugkit/internal/jsontree"
+	"github.com/plugkit/plugkit/internal/hostile"
 	"github.com/plugkit/plugkit/snapshot"
 )
 
@@ -212,67 +209,33 @@ func bigLock(size int, shape string) []byte {
 }
 
 // TestParseLockCostIsLinear: reading a lock costs what its size costs,
-// whatever its shape. From 1 MiB to 16 MiB (4 MiB under the race
-// detector) the bytes allocated grow like
-// the size, and the time grows like the time of the strict JSON parse of
-// the same bytes (a loaded VM makes 16 MiB of anything cost more than 16
-// times 1 MiB, so time is compared with that reference, measured in the
-// same run).
+// whatever its shape: from 1 MiB to 16 MiB (4 MiB under the race detector)
+// CPU time and allocations grow like the size (hostile.Linear), the bytes
+// allocated at most twice as fast, and one parse allocates at most twenty
+// times the lock's size.
 func TestParseLockCostIsLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 16 MiB locks")
 	}
-	largeSize, largeRuns := 16<<20, 3
+	largeSize := 16 << 20
 	if raceEnabled {
-		largeSize, largeRuns = 4<<20, 2
+		largeSize = 4 << 20
 	}
 	for _, shape := range []string{"many plugins", "many servers", "long args"} {
 		small, large := bigLock(1<<20, shape), bigLock(largeSize, shape)
-		ts, rs, as := parseCost(t, small, 5)
-		tl, rl, al := parseCost(t, large, largeRuns)
-		sizeRatio := float64(len(large)) / float64(len(small))
-		// ParseLock includes the JSON parse: below 1x is noise.
-		overSmall, overLarge := max(float64(ts)/float64(rs), 1), float64(tl)/float64(rl)
-		allocRatio := float64(al) / float64(as)
-		t.Logf("%s: %d B in %v (JSON parse %v, %d B allocated); %d B in %v (JSON parse %v, %d B allocated)",
-			shape, len(small), ts, rs, as, len(large), tl, rl, al)
-		if overLarge > 3*overSmall {
-			t.Errorf("%s: %.1fx the JSON parse at 1 MiB, %.1fx at 16 MiB", shape, overSmall, overLarge)
+		parse := func(b []byte) func() {
+			return func() {
+				if _, err := ParseLock(b, Limits{MaxLockBytes: 64 << 20, MaxPlugins: 1 << 20}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		if allocRatio > 2*sizeRatio || al > uint64(len(large))*20 {
-			t.Errorf("%s: allocation grew x%.1f for x%.1f the size (%d B for %d B)", shape, allocRatio, sizeRatio, al, len(large))
+		growth := float64(len(large)) / float64(len(small))
+		s, l := hostile.Linear(t, shape, growth, parse(small), parse(large))
+		if float64(l.Bytes) > 2*growth*float64(s.Bytes) || l.Bytes > uint64(len(large))*20 {
+			t.Errorf("%s: %d B allocated for %d B, %d B for %d B: more than twice linear, or over twenty times the size", shape, s.Bytes, len(small), l.Bytes, len(large))
 		}
 	}
-}
-
-// parseCost is the best time of runs ParseLock calls, the best time of
-// as many strict JSON parses of the same bytes, and the bytes one
-// ParseLock allocates.
-func parseCost(t *testing.T, b []byte, runs int) (parse, ref time.Duration, alloc uint64) {
-	parse, ref = time.Hour, time.Hour
-	for i := 0; i < runs; i++ {
-		runtime.GC()
-		before := heapAllocs()
-		start := time.Now()
-		if _, err := ParseLock(b, Limits{MaxLockBytes: 64 << 20, MaxPlugins: 1 << 20}); err != nil {
-			t.Fatal(err)
-		}
-		parse = min(parse, time.Since(start))
-		alloc = heapAllocs() - before
-		runtime.GC()
-		start = time.Now()
-		if _, err := jsontree.Parse(b, 16); err != nil {
-			t.Fatal(err)
-		}
-		ref = min(ref, time.Since(start))
-	}
-	return parse, ref, alloc
-}
-
-func heapAllocs() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // TestLockWrittenDurably: the lock is replaced by rename, never written in

@@ -82,32 +82,23 @@ func TestAliasFreeWithinBudget(t *testing.T) {
 	}
 }
 
-// TestFrontmatterCostLinear: parsing a frontmatter of any shape takes time
-// linear in its size (CPU time from 4 KiB to 60 KiB, within the
-// DefaultMaxFrontmatterBytes every SKILL.md is held to) and bounded heap.
+// TestFrontmatterCostLinear: parsing a frontmatter of any shape costs
+// linearly in its size, in CPU time and allocations (hostile.Linear, from
+// 4 KiB to 60 KiB, within the DefaultMaxFrontmatterBytes every SKILL.md is
+// held to), and bounded heap.
 func TestFrontmatterCostLinear(t *testing.T) {
 	small, large := 4<<10, 60<<10
-	growth := float64(large) / float64(small)
 	for _, sh := range hostile.SkillShapes {
 		t.Run(sh.Name, func(t *testing.T) {
-			cost := func(size, runs int) time.Duration {
+			parse := func(size int) func() {
 				content := sh.Document(size)
-				return hostile.LeastCPU(runs, func() {
-					for range 3 {
-						Parse(content, "demo", Options{})
-					}
-				}) / 3
+				return func() { Parse(content, "demo", Options{}) }
 			}
-			c1, c2 := cost(small, 3), cost(large, 2)
-			ratio := float64(c2) / float64(max(c1, 50*time.Microsecond))
-			peak, _ := hostile.Heap(func() { Parse(sh.Document(large), "demo", Options{}) })
-			t.Logf("%s: CPU %v for %d KiB, %v for %d KiB (x%.1f); peak heap %d KiB",
-				sh.Name, c1, small>>10, c2, large>>10, ratio, peak>>10)
-			if ratio > 3*growth {
-				t.Errorf("time grew %.1f times for %.0f times the size", ratio, growth)
-			}
-			if c2 > 2*time.Second || peak > 64<<20 {
-				t.Errorf("%d KiB: %v, peak heap %d MiB", large>>10, c2, peak>>20)
+			_, l := hostile.Linear(t, sh.Name, float64(large)/float64(small), parse(small), parse(large))
+			peak, _ := hostile.Heap(parse(large))
+			t.Logf("%s: peak heap %d KiB for %d KiB", sh.Name, peak>>10, large>>10)
+			if l.CPU > 2*time.Second || peak > 64<<20 {
+				t.Errorf("%d KiB: %v, peak heap %d MiB", large>>10, l.CPU, peak>>20)
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plugkit/plugkit/internal/hostile"
 )
 
 // allocated runs f and returns the heap bytes it allocated and the time
@@ -69,9 +71,10 @@ func itoa(i int) string {
 	}
 }
 
-// TestHostileBundleCostsItsSize verifies signed bundles of 1 and 16 MiB
-// (a quarter of that under the race detector) in several shapes: memory stays within a small multiple of the size and
-// time grows about linearly.
+// TestHostileBundleCostsItsSize verifies signed bundles of 1 and 16 MiB (a
+// quarter of that under the race detector) in several shapes: each
+// allocates within a small multiple of its size, and CPU time and
+// allocations grow linearly (hostile.Linear).
 func TestHostileBundleCostsItsSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 16 MiB bundles")
@@ -83,32 +86,28 @@ func TestHostileBundleCostsItsSize(t *testing.T) {
 		unit = 256 << 10
 	}
 	for _, shape := range []string{"long string", "many members", "deep arrays"} {
-		var small, large time.Duration
-		for _, size := range []int{unit, 16 * unit} {
+		verify := func(size int) (func(), int) {
 			b := bigStatementBundle(t, key, size*3/4, shape) // base64 grows it by 4/3
-			var err error
-			heap, d := allocated(func() {
-				bu, perr := parseBundle(b)
-				if err = perr; err == nil {
+			return func() {
+				bu, err := parseBundle(b)
+				if err == nil {
 					_, err = v.checkBundle(bu, true, digestArtifact(goldenPlugin))
 				}
-			})
-			if err != nil {
-				t.Fatalf("%s, %d bytes: %v", shape, len(b), err)
-			}
-			if ratio := float64(heap) / float64(len(b)); ratio > 12 {
-				t.Errorf("%s, %d bytes: allocated %.1fx the bundle's size", shape, len(b), ratio)
-			}
-			if size == unit {
-				small = d
-			} else {
-				large = d
-			}
-			t.Logf("%s, %d KiB bundle: %v, %d KiB allocated", shape, len(b)>>10, d, heap>>10)
+				if err != nil {
+					t.Fatalf("%s, %d bytes: %v", shape, len(b), err)
+				}
+			}, len(b)
 		}
-		// 16x the bytes; allow 48x the time for a loaded machine.
-		if large > 48*small+time.Second {
-			t.Errorf("%s: %d KiB took %v, 16 times as much %v: not linear", shape, unit>>10, small, large)
+		small, smallSize := verify(unit)
+		large, largeSize := verify(16 * unit)
+		s, l := hostile.Linear(t, shape, float64(largeSize)/float64(smallSize), small, large)
+		for _, c := range []struct {
+			cost hostile.Cost
+			size int
+		}{{s, smallSize}, {l, largeSize}} {
+			if ratio := float64(c.cost.Bytes) / float64(c.size); ratio > 12 {
+				t.Errorf("%s, %d bytes: allocated %.1fx the bundle's size", shape, c.size, ratio)
+			}
 		}
 	}
 }

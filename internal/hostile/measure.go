@@ -32,6 +32,7 @@ func LeastCPU(runs int, f func()) time.Duration {
 const (
 	heapObjects = "/memory/classes/heap/objects:bytes"
 	heapAllocs  = "/gc/heap/allocs:bytes"
+	heapLive    = "/gc/heap/live:bytes"
 )
 
 // Heap runs f and returns the most heap it held at once above what was in
@@ -73,4 +74,30 @@ func Heap(f func()) (peak, allocated uint64) {
 	observe(samples)
 	metrics.Read(samples[1:])
 	return top.Load() - min(base, top.Load()), samples[1].Value.Uint64() - allocs
+}
+
+// LivePeak runs f and returns the most heap that live objects held at the
+// moments f marks by calling sample, above what was live before f. Each
+// sample forces a collection and reads what it marked, so the figure is
+// what the code under test holds there, whatever the collector's pacing
+// and the machine's load: never garbage a collection has not yet freed,
+// which Heap counts. f calls sample where that code holds the most (in a
+// callback it gives each step's result to, say). It is not safe to run two
+// LivePeaks at once: the heap is the process's.
+func LivePeak(f func(sample func())) uint64 {
+	// Two collections: the second empties what sync.Pools kept through
+	// the first, so that buffers f takes from a pool count as f's.
+	runtime.GC()
+	base := live()
+	var peak uint64
+	f(func() { peak = max(peak, live()) })
+	return peak - min(base, peak)
+}
+
+// live collects and returns the heap bytes the collection found live.
+func live() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: heapLive}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

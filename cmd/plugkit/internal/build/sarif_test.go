@@ -5,16 +5,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/plugkit/plugkit/agentplugin"
 	"github.com/plugkit/plugkit/cmd/plugkit/internal/command"
 	"github.com/plugkit/plugkit/docs"
+	"github.com/plugkit/plugkit/internal/hostile"
 )
 
 const sarifSchema = "../../../../../shared/spec/sarif/sarif-schema-2.1.0.json"
@@ -275,13 +274,13 @@ func TestGitHubAnnotations(t *testing.T) {
 
 // TestSARIFCostIsLinear: diagnostics in a large file cost the SARIF
 // writer the file's size (one line index) plus the diagnostics, never their
-// product. From 1 MiB with 1,000 diagnostics to 16 MiB with 16,000, the
-// bytes allocated and the time (best of 3) grow about 16 times; a writer
-// that rescanned the file per diagnostic would grow 256 times. (The
-// loader's own cost is its tests'.)
+// product. From 1 MiB with 1,000 diagnostics to 16 MiB with 16,000, CPU
+// time and allocations grow about 16 times (hostile.Linear); a writer that
+// rescanned the file per diagnostic would grow 256 times. (The loader's
+// own cost is its tests'.)
 func TestSARIFCostIsLinear(t *testing.T) {
 	dir := t.TempDir()
-	measure := func(mib int) (uint64, time.Duration) {
+	write := func(mib int) func() {
 		line := strings.Repeat("é", 20) + "x\n" // non-ASCII, so columns are converted
 		content := []byte(strings.Repeat(line, mib<<20/len(line)))
 		lines, n := len(content)/len(line), 1000*mib
@@ -290,32 +289,11 @@ func TestSARIFCostIsLinear(t *testing.T) {
 			r.Diagnostics = append(r.Diagnostics, agentplugin.Diagnostic{Severity: agentplugin.Warning,
 				Code: "manifest-unknown-field", Path: "plugin.json", Line: 1 + i*(lines/n), Column: 41, Message: "m"})
 		}
-		var bytes uint64
-		best := time.Hour
-		for range 3 {
-			before, start := heapAllocs(), time.Now()
+		return func() {
 			if err := writeSARIF(io.Discard, []*ValidateReport{r}, ""); err != nil {
 				t.Fatal(err)
 			}
-			best = min(best, time.Since(start))
-			bytes = heapAllocs() - before
 		}
-		return bytes, best
 	}
-	smallBytes, smallTime := measure(1)
-	largeBytes, largeTime := measure(16)
-	t.Logf("1 MiB: %d bytes, %v; 16 MiB: %d bytes, %v", smallBytes, smallTime, largeBytes, largeTime)
-	if largeBytes > 48*smallBytes {
-		t.Errorf("allocations grew %.1f times from 1 to 16 MiB: more than linear", float64(largeBytes)/float64(smallBytes))
-	}
-	if largeTime > 64*smallTime+time.Second {
-		t.Errorf("time grew %.1f times from 1 to 16 MiB: more than linear", float64(largeTime)/float64(smallTime))
-	}
-}
-
-// heapAllocs is the cumulative count of bytes allocated on the heap.
-func heapAllocs() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+	hostile.Linear(t, "SARIF", 16, write(1), write(16))
 }
