@@ -52,7 +52,10 @@ type Config struct {
 	// registry.db. Otherwise Open, OpenStore and Migrate fail with
 	// ErrNoRegistry and create nothing, so that a verb that reads or
 	// maintains a registry never turns a mistyped directory into an empty
-	// one. A PostgreSQL database is not checked: its server creates it.
+	// one. A PostgreSQL database that no plugkit ever migrated holds no
+	// registry either, and Open and OpenStore leave it without a schema;
+	// Migrate still creates one there, as that is how a registry on
+	// PostgreSQL begins.
 	OpenExisting bool
 	// Exclusive makes Open lock DataDir, when it holds the SQLite
 	// database, until Close, and fail with ErrInUse while another Storage,
@@ -179,7 +182,10 @@ func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
 		}
 		return sqlite.Open(filepath.Join(cfg.DataDir, sqliteFile))
 	case IsPostgresURL(cfg.DatabaseURL):
-		db, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{NoMigrate: cfg.NoMigrate})
+		db, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{NoMigrate: cfg.NoMigrate, Existing: cfg.OpenExisting})
+		if errors.Is(err, postgres.ErrNoSchema) {
+			return nil, fmt.Errorf("storage: %w in database %s (never migrated)", ErrNoRegistry, postgres.Redact(cfg.DatabaseURL))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("storage: database %s: %w", postgres.Redact(cfg.DatabaseURL), err)
 		}

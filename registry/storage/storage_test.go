@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plugkit/plugkit/internal/testservice"
 	"github.com/plugkit/plugkit/registry/blobs"
 )
 
@@ -109,6 +110,34 @@ func TestOpenExisting(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestOpenExistingPostgres: a PostgreSQL database no plugkit migrated
+// holds no registry. With OpenExisting, OpenStore fails with ErrNoRegistry
+// and leaves it without a schema, every time; Migrate creates the schema
+// (how a registry there begins), and then the database opens.
+func TestOpenExistingPostgres(t *testing.T) {
+	pg := testservice.StartPostgres(t)
+	t.Setenv("PGPASSWORD", pg.Password)
+	ctx := context.Background()
+	cfg := Config{DatabaseURL: pg.NewDatabase(t), OpenExisting: true}
+	for range 2 { // the first refusal created nothing the second could find
+		st, err := OpenStore(ctx, cfg)
+		if !errors.Is(err, ErrNoRegistry) || !strings.Contains(err.Error(), "never migrated") {
+			t.Fatalf("OpenStore of a fresh database: %v, want ErrNoRegistry", err)
+		}
+		if err == nil {
+			st.Close()
+		}
+	}
+	if _, err := Migrate(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(ctx, cfg)
+	if err != nil {
+		t.Fatalf("a migrated database: %v", err)
+	}
+	st.Close()
 }
 
 // TestExclusive: one Exclusive storage holds a data directory at a time;

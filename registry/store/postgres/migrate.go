@@ -140,12 +140,33 @@ func schemaVersion(ctx context.Context, q querier) (int, error) {
 // ErrSchema: the database's schema is not the one this plugkit knows.
 var ErrSchema = errors.New("postgres: the database schema is not up to date; run plugkit serve migrate")
 
+// ErrNoSchema: no plugkit ever migrated the database, so it holds no
+// registry (Options.Existing).
+var ErrNoSchema = errors.New("postgres: the database holds no registry")
+
+// migratedVersion is schemaVersion, with ErrNoSchema for a database no
+// plugkit ever migrated.
+func (db *DB) migratedVersion(ctx context.Context) (int, error) {
+	version, err := schemaVersion(ctx, db.pool)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return 0, ErrNoSchema
+	}
+	return version, err
+}
+
+// checkMigrated checks, without changing anything, that some plugkit
+// migrated the database.
+func (db *DB) checkMigrated(ctx context.Context) error {
+	_, err := db.migratedVersion(ctx)
+	return err
+}
+
 // checkSchema checks, without changing anything, that every migration was
 // applied.
 func (db *DB) checkSchema(ctx context.Context) error {
-	version, err := schemaVersion(ctx, db.pool)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table: never migrated
+	version, err := db.migratedVersion(ctx)
+	if errors.Is(err, ErrNoSchema) {
 		return ErrSchema
 	}
 	if err != nil {

@@ -57,6 +57,10 @@ type Options struct {
 	// NoMigrate opens a database without bringing its schema up to date;
 	// Open then fails if the schema is not the one this plugkit knows.
 	NoMigrate bool
+	// Existing opens only a database that already holds a registry: one
+	// no plugkit ever migrated fails with ErrNoSchema and is left as it
+	// was, so that a verb that only reads a registry never creates one.
+	Existing bool
 }
 
 // Open connects to the database at connURL ("postgres://USER@HOST/DB?…"),
@@ -69,16 +73,25 @@ func Open(ctx context.Context, connURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.NoMigrate {
-		err = db.checkSchema(ctx)
-	} else {
-		_, err = db.Migrate(ctx)
-	}
-	if err != nil {
+	if err := db.prepare(ctx, opts); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// prepare checks or migrates the schema as opts say.
+func (db *DB) prepare(ctx context.Context, opts Options) error {
+	if opts.Existing {
+		if err := db.checkMigrated(ctx); err != nil {
+			return err
+		}
+	}
+	if opts.NoMigrate {
+		return db.checkSchema(ctx)
+	}
+	_, err := db.Migrate(ctx)
+	return err
 }
 
 // Connect connects to the database without looking at its schema: for
