@@ -33,7 +33,7 @@ cd "$ROOT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-go test ./cmd/plugkit -run '^$' -bench 'BenchmarkGatewayCall' -benchtime "${CALLS}x" |
+go test ./cmd/plugkit/internal/run -run '^$' -bench 'BenchmarkGatewayCall' -benchtime "${CALLS}x" |
 	awk '/^BenchmarkGatewayCall\// {
 		for (i = 1; i < NF; i++) m[$(i+1)] = $i
 		sub(/^BenchmarkGatewayCall\//, "", $1); sub(/-[0-9]+$/, "", $1)
@@ -56,7 +56,7 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 else
 	echo "tool call (typescript-sdk): skipped: needs node and npm"
 fi
-go test ./cmd/plugkit -run '^$' -bench 'BenchmarkGateway(ToolsList|Start)$' -benchtime "${N}x" |
+go test ./cmd/plugkit/internal/run -run '^$' -bench 'BenchmarkGateway(ToolsList|Start)$' -benchtime "${N}x" |
 	awk '
 	/^BenchmarkGatewayToolsList/ {
 		for (i = 1; i < NF; i++) m[$(i+1)] = $i

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/plugkit/plugkit/internal/cli"
-	"github.com/plugkit/plugkit/internal/cli/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/clitest"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/factory"
+	"github.com/plugkit/plugkit/cmd/plugkit/internal/root"
 	"github.com/plugkit/plugkit/internal/testservice"
 )
 
@@ -15,11 +17,8 @@ import (
 // on a terminal (the archive's bytes), install and sync count their
 // plugins, and nothing draws with --json.
 func TestTransferProgress(t *testing.T) {
-	term, delay := cli.StderrIsTerminal, cli.ProgressDelay
-	t.Cleanup(func() { cli.StderrIsTerminal, cli.ProgressDelay = term, delay })
-	cli.ProgressDelay = 0
-	reg, alice := "--registry="+newRegistry(t), tokenFile(t, alicePub)
-	src := clitest.WritePlugin(t, map[string]string{"plugin.json": helloManifest})
+	reg, alice := "--registry="+clitest.NewRegistry(t), clitest.TokenFile(t, clitest.AliceToken)
+	src := clitest.WritePlugin(t, map[string]string{"plugin.json": clitest.HelloManifest})
 	ref := "oci://" + testservice.StartRegistry(t).Host + "/plugins/hello:1"
 	home := "--home=" + filepath.Join(t.TempDir(), "home")
 	for _, c := range []struct {
@@ -37,8 +36,9 @@ func TestTransferProgress(t *testing.T) {
 		{[]string{"sync", home, "--json"}, ""},
 	} {
 		var out, errb bytes.Buffer
-		cli.StderrIsTerminal = func(w any) bool { return w == &errb }
-		if code := program.Run(c.args, &out, &errb); code != 0 {
+		f := factory.Quiet(&out, &errb)
+		f.ErrTerminal, f.ProgressDelay = true, 0
+		if code := root.Program().RunContext(context.Background(), f, c.args); code != 0 {
 			t.Fatalf("plugkit %v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
 		}
 		drawn := strings.Contains(errb.String(), " / ")
