@@ -166,7 +166,7 @@ func TestPackRefusesErrorDiagnostics(t *testing.T) {
 // TestPackLinkRule: one link rule for validate, inspect and pack. A link
 // that stays inside the root is packed as the file it points to, validate
 // says nothing about it, and inspect's digest is the digest pack writes;
-// --strict-links refuses it in all three. (Issue 14, item 4.)
+// --strict-links refuses it in all three.
 func TestPackLinkRule(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("MIT\n"), 0o644)
@@ -241,7 +241,7 @@ func TestPackLeavesOutEscapingLink(t *testing.T) {
 
 // TestPackDotIsRepeatable: "plugkit pack ." inside the plugin writes beside
 // it, not into it, and packing again gives the same bytes; an explicit
-// output inside the plugin is never packed itself. (Issue 14, item 3.)
+// output inside the plugin is never packed itself.
 func TestPackDotIsRepeatable(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "demo")
@@ -286,7 +286,7 @@ func TestPackDotIsRepeatable(t *testing.T) {
 }
 
 // Errors name the user's path, never the temporary sibling pack writes
-// through. (Issue 14, item 11.)
+// through.
 func TestPackErrorNamesUserPath(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	out := filepath.Join(t.TempDir(), "no-such-dir", "demo.tar.gz")

@@ -57,7 +57,7 @@ type sarifResult struct {
 // TestValidateSARIFCorpus: the SARIF log of every corpus plugin, in one
 // run, is valid against the official SARIF 2.1.0 schema, has one rule per
 // documented code, and one result per diagnostic that names its rule by
-// index and locates it relative to the current directory. (Issue 16.)
+// index and locates it relative to the current directory.
 func TestValidateSARIFCorpus(t *testing.T) {
 	if _, err := os.Stat(sarifSchema); err != nil {
 		t.Skipf("SARIF 2.1.0 schema not found at %s (../shared is absent): %v", sarifSchema, err)

@@ -129,7 +129,7 @@ func TestValidateUsage(t *testing.T) {
 }
 
 // TestValidateHints: the mistakes a newcomer makes get a message that
-// says what to do. (Issue 14, item 11.)
+// says what to do.
 func TestValidateHints(t *testing.T) {
 	dir := clitest.WritePackPlugin(t, clitest.PackManifest)
 	// plugin.json for its directory: the directory is named, the gzip

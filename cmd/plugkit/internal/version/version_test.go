@@ -12,7 +12,6 @@ import (
 
 // TestVersion: plugkit version, its --json document and --version all
 // come from the build information, with the supported spec versions.
-// (Issue 14, item 6.)
 func TestVersion(t *testing.T) {
 	code, text, _ := runCLI(t, "version")
 	if code != 0 || !strings.HasPrefix(text, "plugkit ") || !strings.Contains(text, "agent plugins: 1.0.0\n") ||
