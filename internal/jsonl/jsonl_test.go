@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/plugkit/plugkit/internal/hostile"
 )
 
 // filtered reads everything through a Filter that takes the lines
@@ -101,3 +103,39 @@ func TestWriterKeepsMessagesWhole(t *testing.T) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// TestFilterCostIsLinear: whatever the shape of the stream — one long
+// line built from many buffer-sized pieces, a line over the limit read
+// through, or many tiny lines — reading it through a Filter costs what
+// its size costs.
+func TestFilterCostIsLinear(t *testing.T) {
+	const small, large = 256 << 10, 4 << 20
+	shapes := map[string]func(size int) string{
+		"one line taken": func(size int) string {
+			return `{"take":"` + strings.Repeat("x", size) + `"}` + "\n"
+		},
+		"one line over the limit": func(size int) string {
+			return `{"a":"` + strings.Repeat("x", size) + `"}` + "\n"
+		},
+		"many tiny lines": func(size int) string {
+			return strings.Repeat(`{"take":1}`+"\n"+`{"a":1}`+"\n", size/19)
+		},
+	}
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			limit := 2 * large
+			if name == "one line over the limit" {
+				limit = small / 2
+			}
+			run := func(in string) func() {
+				return func() {
+					f := NewFilter(strings.NewReader(in), limit, func(line []byte) bool { return bytes.HasPrefix(line, []byte(`{"take"`)) })
+					if _, err := io.Copy(io.Discard, f); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			hostile.Linear(t, name, large/small, run(shape(small)), run(shape(large)))
+		})
+	}
+}
