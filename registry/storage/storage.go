@@ -157,7 +157,7 @@ func Open(ctx context.Context, cfg Config) (*Storage, error) {
 		unlock(lock)
 		return nil, fmt.Errorf("storage: blobs: %w", err)
 	}
-	st, err := OpenStore(ctx, cfg)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		closeBlobs(b)
 		unlock(lock)
@@ -173,13 +173,22 @@ func Open(ctx context.Context, cfg Config) (*Storage, error) {
 // OpenStore opens the metadata store of cfg alone: for tools that need no
 // blobs (plugkit serve token).
 func OpenStore(ctx context.Context, cfg Config) (store.Store, error) {
-	switch {
-	case cfg.DatabaseURL == "" && cfg.DataDir == "":
+	if cfg.DatabaseURL == "" && cfg.DataDir == "" {
 		return nil, errors.New("storage: no database: give a data directory or a database URL")
-	case cfg.DatabaseURL == "":
+	}
+	if cfg.DatabaseURL == "" {
 		if err := prepareDataDir(cfg); err != nil {
 			return nil, err
 		}
+	}
+	return openStore(ctx, cfg)
+}
+
+// openStore is OpenStore once the data directory is prepared: Open has
+// prepared it already.
+func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+	switch {
+	case cfg.DatabaseURL == "":
 		return sqlite.Open(filepath.Join(cfg.DataDir, sqliteFile))
 	case IsPostgresURL(cfg.DatabaseURL):
 		db, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{NoMigrate: cfg.NoMigrate, Existing: cfg.OpenExisting})
